@@ -1,0 +1,84 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { stringify } from 'yaml';
+
+const ERROR_ENVELOPE = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', description: 'Stable machine-readable code' },
+        message: { type: 'string' },
+        details: {
+          type: 'object',
+          additionalProperties: true,
+          properties: { fields: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } } } },
+        },
+      },
+    },
+  },
+};
+
+function errorResponse(codes: string[]) {
+  return { description: `error.code: ${codes.map((c) => `\`${c}\``).join(', ')}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
+}
+
+/**
+ * Errors every operation of an area can answer with (decisions §2, §3). Operation-specific
+ * codes come from `@ApiErrors(...)` on the handlers and are kept.
+ */
+function addCommonErrors(document: OpenAPIObject): void {
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item as Record<string, any>)) {
+      if (!operation || typeof operation !== 'object' || !operation.responses) continue;
+      const write = ['post', 'put', 'patch'].includes(method);
+      const common: Record<string, string[]> = { '429': ['rate_limited'], '500': ['internal_error'], '503': ['unavailable'] };
+      if (write) Object.assign(common, { '400': ['invalid_json'], '413': ['payload_too_large'], '415': ['unsupported_media_type'] });
+      if (write || /\{|\?/.test(path) || operation.parameters?.some((p: { in: string }) => p.in === 'query')) common['422'] = ['validation_error'];
+      if (path.includes('{')) common['404'] = ['not_found'];
+      if (path.startsWith('/api/v1/') && !path.startsWith('/api/v1/configuration-sessions')) {
+        common['401'] = ['unauthorized'];
+        common['403'] = write || method === 'delete' ? ['forbidden_plan', 'read_only_key'] : ['forbidden_plan'];
+      }
+      if (path.startsWith('/admin/v1/')) common['401'] = ['unauthorized'];
+      for (const [status, codes] of Object.entries(common)) operation.responses[status] ??= errorResponse(codes);
+      for (const [status, response] of Object.entries<any>(operation.responses)) {
+        if (Number(status) >= 400 && response.schema === undefined && !response.content) {
+          response.content = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } };
+        }
+      }
+    }
+  }
+}
+
+/** The machine-readable API description, generated from the controllers and DTOs. */
+export function buildOpenApiDocument(app: NestFastifyApplication, publicBaseUrl: string): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Quoting and Live-Pricing Service')
+    .setDescription('External API v1 (`/api/v1`), admin API (`/admin/v1`) and storefront API (`/storefront/v1`). Errors use the envelope `{ error: { code, message, details? } }`.')
+    .setVersion('1.0.0')
+    .addServer(publicBaseUrl)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key (qk_live_…)' }, 'apiKey')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' }, 'admin')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'customerToken of a storefront session' }, 'customerToken')
+    .build();
+  const document = SwaggerModule.createDocument(app, config);
+  document.components ??= {};
+  document.components.schemas = { ...document.components.schemas, ErrorEnvelope: ERROR_ENVELOPE as never };
+  addCommonErrors(document);
+  return document;
+}
+
+export function serveOpenApi(app: NestFastifyApplication, publicBaseUrl: string): void {
+  let yaml: string | null = null;
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .get('/openapi.yaml', async (_request, reply) => {
+      yaml ??= stringify(buildOpenApiDocument(app, publicBaseUrl), { aliasDuplicateObjects: false });
+      return reply.type('application/yaml').send(yaml);
+    });
+}

@@ -1,0 +1,62 @@
+import { Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { matches } from '@lib/event-sourcing';
+import { EventStore, type RecordedEvent, type Subscription } from '@lib/event-store';
+import { MessageBus, type Consumer } from '@lib/message-bus';
+import { ReadStore } from '@lib/read-store';
+import { ReactorRegistry } from '@lib/runtime';
+
+export const DOMAIN_EVENTS_TOPIC = 'domain-events';
+const RELAY_CHECKPOINT = 'relay:domain-events';
+const OUTBOX_GROUP = 'outbox';
+
+/**
+ * The outbox process. A relay copies the event store to the bus (keyed by stream, so each
+ * aggregate stays in order) and advances its checkpoint only after the bus has accepted the
+ * event; a consumer group hands each event to the registered reactors and commits only after
+ * they finish. Side effects therefore happen here and nowhere else, at least once.
+ */
+@Module({})
+export class OutboxModule implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Outbox');
+  private relay: Subscription | null = null;
+  private consumer: Consumer | null = null;
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly bus: MessageBus,
+    private readonly reads: ReadStore,
+    private readonly reactors: ReactorRegistry,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const after = (await this.reads.getCheckpoint(RELAY_CHECKPOINT)) ?? 0;
+    this.relay = this.events.subscribeToAll({
+      after,
+      handler: async (event) => {
+        await this.bus.publish(DOMAIN_EVENTS_TOPIC, [{ key: event.streamId, value: JSON.stringify(event) }]);
+        await this.reads.saveCheckpoint(RELAY_CHECKPOINT, event.position);
+      },
+      onError: (error) => this.logger.error(`relay failed; retrying: ${String(error)}`),
+    });
+    this.consumer = await this.bus.consume({
+      groupId: OUTBOX_GROUP,
+      topics: [DOMAIN_EVENTS_TOPIC],
+      handleBatch: async (messages) => {
+        for (const message of messages) await this.dispatch(JSON.parse(message.value) as RecordedEvent);
+      },
+      onError: (error) => this.logger.error(`reactor failed; the batch will be retried: ${String(error)}`),
+    });
+    this.logger.log(`relaying from position ${after}; reactors: ${this.reactors.all().map((r) => r.name).join(', ') || 'none'}`);
+  }
+
+  private async dispatch(event: RecordedEvent): Promise<void> {
+    for (const reactor of this.reactors.all()) {
+      if (matches(reactor.filter, event)) await reactor.react(event);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.relay?.stop();
+    await this.consumer?.stop();
+  }
+}

@@ -1,0 +1,22 @@
+import 'reflect-metadata';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { DomainModule, prepareRuntime } from '@lib/bootstrap';
+import { ConfigModule, RuntimeModule } from '@lib/runtime';
+import type { AppConfig } from '@lib/shared';
+import { ProjectorModule } from './projector.module';
+
+@Module({})
+class ProjectorApp {
+  static forRoot(config: AppConfig): DynamicModule {
+    return { module: ProjectorApp, imports: [ConfigModule.forRoot(config), RuntimeModule, DomainModule, ProjectorModule] };
+  }
+}
+
+async function main(): Promise<void> {
+  const { config } = prepareRuntime();
+  const app = await NestFactory.createApplicationContext(ProjectorApp.forRoot(config));
+  app.enableShutdownHooks();
+}
+
+void main();

@@ -1,0 +1,2 @@
+export * from './domain.module';
+export * from './prepare-runtime';

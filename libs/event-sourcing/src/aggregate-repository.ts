@@ -1,0 +1,78 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { EventStore, WrongExpectedRevisionError, type EventData, type EventMetadata } from '@lib/event-store';
+import { ConcurrentModification } from '@lib/shared';
+import type { Decider } from './decider';
+import { ReadYourWrites } from './read-your-writes';
+import { upcast } from './upcasting';
+
+export interface HandleOptions {
+  metadata?: EventMetadata;
+  /** how often a write conflict is retried against the fresh state before it becomes a 409 */
+  maxAttempts?: number;
+  /** wait until every projection has applied the new events (read-your-writes); default true */
+  awaitProjections?: boolean;
+  /** a label for the conflict error message */
+  what?: string;
+}
+
+export interface HandleResult<State, Event> {
+  state: State;
+  newEvents: Event[];
+  /** revision of the stream after the write (-1 when the stream does not exist) */
+  revision: number;
+  /** global position of the last new event, or null when the command produced no events */
+  position: number | null;
+}
+
+/**
+ * Runs a command against an event-sourced aggregate: load the stream, fold it, decide, append
+ * with the expected revision. A concurrent writer makes the append fail; the command is then
+ * decided again on the fresh state, a few times, before it surfaces as a conflict.
+ */
+@Injectable()
+export class AggregateRepository {
+  private readonly logger = new Logger(AggregateRepository.name);
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly readYourWrites: ReadYourWrites,
+  ) {}
+
+  async load<State, Event extends EventData>(
+    decider: Pick<Decider<State, never, Event>, 'initialState' | 'evolve'>,
+    streamId: string,
+  ): Promise<{ state: State; revision: number }> {
+    const events = await this.store.readStream(streamId);
+    let state = decider.initialState();
+    for (const event of events) state = decider.evolve(state, upcast(event) as unknown as Event);
+    return { state, revision: events.length === 0 ? -1 : events[events.length - 1].revision };
+  }
+
+  async handle<State, Command, Event extends EventData>(
+    decider: Decider<State, Command, Event>,
+    streamId: string,
+    command: Command,
+    options: HandleOptions = {},
+  ): Promise<HandleResult<State, Event>> {
+    const maxAttempts = options.maxAttempts ?? 5;
+    for (let attempt = 1; ; attempt++) {
+      const { state, revision } = await this.load(decider, streamId);
+      const newEvents = decider.decide(command, state);
+      if (newEvents.length === 0) return { state, newEvents, revision, position: null };
+      const stored = newEvents.map((e) => ({ ...e, metadata: { ...options.metadata, ...e.metadata } }));
+      try {
+        const result = await this.store.appendToStream(streamId, stored, revision === -1 ? 'no_stream' : revision);
+        const next = newEvents.reduce(decider.evolve, state);
+        if (options.awaitProjections !== false) await this.readYourWrites.waitFor(result.position);
+        return { state: next, newEvents, revision: result.nextRevision, position: result.position };
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevisionError)) throw error;
+        if (attempt >= maxAttempts) {
+          this.logger.warn(`write conflict on ${streamId} after ${attempt} attempts`);
+          throw new ConcurrentModification(options.what ?? 'The record');
+        }
+        await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+      }
+    }
+  }
+}

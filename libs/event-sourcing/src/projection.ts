@@ -1,0 +1,43 @@
+import type { EventFilter, RecordedEvent } from '@lib/event-store';
+import type { IndexSpec, ReadDocument } from '@lib/read-store';
+
+/** Field on every projected document: global position of the last event applied to it. */
+export const POSITION_FIELD = '_pos';
+
+export interface ProjectedDocument extends ReadDocument {
+  [POSITION_FIELD]?: number;
+}
+
+/**
+ * What a projection handler may do: read documents of its own collections (as of the events
+ * already applied) and write documents. Writes are guarded by the event's global position, so
+ * replaying an event that a document has already seen changes nothing.
+ */
+export interface ProjectionContext {
+  get<T extends ReadDocument>(collection: string, id: string): Promise<T | null>;
+  put(collection: string, document: ReadDocument): void;
+}
+
+/**
+ * A named, versioned read model. Its collections are stored as `<collection>_v<version>`, so a
+ * new version can be built beside the live one. Handlers are pure with respect to the outside
+ * world: no webhooks, no e-mail, nothing but documents.
+ */
+export interface Projection {
+  name: string;
+  version: number;
+  /** logical collection names with their indexes (one per list filter + sort) */
+  collections: Record<string, IndexSpec[]>;
+  filter: EventFilter;
+  handle(event: RecordedEvent, context: ProjectionContext): Promise<void>;
+}
+
+export function collectionName(projection: Pick<Projection, 'version'>, collection: string): string {
+  return `${collection}_v${projection.version}`;
+}
+
+/** Removes bookkeeping fields before a document leaves the read side. */
+export function withoutBookkeeping<T extends ReadDocument>(document: T): T {
+  const { [POSITION_FIELD]: _ignored, ...rest } = document as T & { [POSITION_FIELD]?: number };
+  return rest as T;
+}

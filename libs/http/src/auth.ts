@@ -1,0 +1,73 @@
+import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { ForbiddenPlan, ReadOnlyKey, Unauthorized } from '@lib/shared';
+
+/** Who is calling, resolved once per request (see registerRequestAuthentication). */
+export type Caller =
+  | { kind: 'apiKey'; organizationId: string; keyId: string; readOnly: boolean; planAllowsApi: boolean }
+  | { kind: 'admin' }
+  | { kind: 'anonymous' };
+
+export interface ApiKeyIdentity {
+  organizationId: string;
+  keyId: string;
+  readOnly: boolean;
+  planAllowsApi: boolean;
+}
+
+/** Implemented by the organizations library; the HTTP layer only knows this contract. */
+export abstract class CredentialResolver {
+  /** Resolves a raw `qk_live_…` key; null when unknown, malformed or revoked. */
+  abstract resolveApiKey(rawKey: string): Promise<ApiKeyIdentity | null>;
+  abstract isAdminToken(token: string): boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller?: Caller;
+  }
+}
+
+export function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+/** The organization-scoped caller of an external-API request. */
+export interface ApiCaller {
+  organizationId: string;
+  keyId: string;
+  readOnly: boolean;
+  /** event metadata actor, e.g. `apiKey:<id>` */
+  actor: string;
+}
+
+/** External API: a valid key of an organization on a plan with API access; read-only keys may only read. */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const caller = request.caller;
+    if (!caller || caller.kind !== 'apiKey') throw new Unauthorized('A valid API key is required: Authorization: Bearer <API_KEY>.');
+    if (!caller.planAllowsApi) throw new ForbiddenPlan('The organization plan does not include API access.');
+    if (caller.readOnly && !['GET', 'HEAD', 'OPTIONS'].includes(request.method)) throw new ReadOnlyKey();
+    return true;
+  }
+}
+
+@Injectable()
+export class AdminGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    if (request.caller?.kind !== 'admin') throw new Unauthorized('A valid admin token is required: Authorization: Bearer <ADMIN_TOKEN>.');
+    return true;
+  }
+}
+
+export const CurrentCaller = createParamDecorator((_: unknown, context: ExecutionContext): ApiCaller => {
+  const caller = context.switchToHttp().getRequest<FastifyRequest>().caller;
+  if (!caller || caller.kind !== 'apiKey') throw new Unauthorized();
+  return { organizationId: caller.organizationId, keyId: caller.keyId, readOnly: caller.readOnly, actor: `apiKey:${caller.keyId}` };
+});

@@ -1,0 +1,71 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { DomainError } from '@lib/shared';
+import { statusOf } from './error-status';
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: Record<string, unknown> };
+}
+
+export function errorBody(code: string, message: string, details?: Record<string, unknown>): ErrorBody {
+  return { error: details ? { code, message, details } : { code, message } };
+}
+
+const HTTP_CODES: Record<number, [string, string]> = {
+  400: ['invalid_json', 'The request body is not valid JSON.'],
+  401: ['unauthorized', 'Authentication failed.'],
+  404: ['not_found', 'Not found.'],
+  405: ['not_found', 'Not found.'],
+  413: ['payload_too_large', 'The request body is larger than 1 MiB.'],
+  415: ['unsupported_media_type', 'Send the body as application/json.'],
+};
+
+/** Maps a thrown value to the error envelope; never leaks a stack trace or internal detail. */
+export function toErrorResponse(exception: unknown): { status: number; body: ErrorBody; retryAfter?: number } {
+  if (exception instanceof DomainError) {
+    const status = statusOf(exception.code);
+    const retryAfter = exception.code === 'unavailable' ? 1 : undefined;
+    return { status, body: errorBody(exception.code, exception.message, exception.details), retryAfter };
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const [code, message] = HTTP_CODES[status] ?? (status < 500 ? ['validation_error', exception.message] : ['internal_error', 'Internal error.']);
+    return { status: status === 405 ? 404 : status, body: errorBody(code, message) };
+  }
+  const fastifyCode = (exception as { code?: string })?.code;
+  if (typeof fastifyCode === 'string' && fastifyCode.startsWith('FST_')) return fromFastifyError(exception as { code: string; statusCode?: number });
+  if (exception instanceof SyntaxError) return { status: 400, body: errorBody('invalid_json', 'The request body is not valid JSON.') };
+  return { status: 500, body: errorBody('internal_error', 'Internal error.') };
+}
+
+function fromFastifyError(error: { code: string; statusCode?: number }) {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, body: errorBody('payload_too_large', 'The request body is larger than 1 MiB.') };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, body: errorBody('unsupported_media_type', 'Send the body as application/json.') };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { status: 400, body: errorBody('invalid_json', 'The request body is empty or not valid JSON.') };
+    default: {
+      const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+      return status === 500
+        ? { status, body: errorBody('internal_error', 'Internal error.') }
+        : { status, body: errorBody(HTTP_CODES[status]?.[0] ?? 'validation_error', HTTP_CODES[status]?.[1] ?? 'The request is invalid.') };
+    }
+  }
+}
+
+@Catch()
+export class ErrorEnvelopeFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HTTP');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const { status, body, retryAfter } = toErrorResponse(exception);
+    if (status >= 500) this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : String(exception));
+    if (retryAfter !== undefined) reply.header('Retry-After', String(retryAfter));
+    if (status === 401) reply.header('WWW-Authenticate', 'Bearer');
+    reply.status(status).type('application/json').send(body);
+  }
+}

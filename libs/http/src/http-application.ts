@@ -1,0 +1,48 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CredentialResolver } from './auth';
+import { ErrorEnvelopeFilter, toErrorResponse } from './error-envelope.filter';
+import { IdempotencyStore, registerIdempotency } from './idempotency';
+import { RateLimiter, registerRequestAuthentication, type RateLimits } from './rate-limit';
+import { createValidationPipe } from './validation';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export function createHttpAdapter(): FastifyAdapter {
+  return new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: process.env.TRUST_PROXY === 'true',
+    // Bodies are parsed with prototype-poisoning protection (fastify default: error).
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+    logger: false,
+  });
+}
+
+/**
+ * Everything that makes every endpoint behave the same: the error envelope (Nest routes errors
+ * raised while Fastify parses the body through the same filter), request
+ * authentication and rate limits, idempotency keys, and validation.
+ */
+export function configureHttpApplication(
+  app: NestFastifyApplication,
+  options: { limits: () => RateLimits },
+): void {
+  const fastify = app.getHttpAdapter().getInstance();
+  // Writes with a body must be JSON; anything else is refused before it is read.
+  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return;
+    const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+    const type = request.headers['content-type'];
+    if (hasBody && !(typeof type === 'string' && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type))) {
+      const { status, body } = toErrorResponse({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
+      return reply.status(status).type('application/json').send(body);
+    }
+  });
+  registerRequestAuthentication(fastify, app.get(CredentialResolver), app.get(RateLimiter), options.limits);
+  registerIdempotency(fastify, app.get(IdempotencyStore));
+  app.useGlobalFilters(new ErrorEnvelopeFilter());
+  app.useGlobalPipes(createValidationPipe());
+}

@@ -1,0 +1,54 @@
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ValidationFailed } from '@lib/shared';
+
+/** `limit` and `cursor` of every list endpoint. */
+export class PageQuery {
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'Opaque cursor from the previous page (`nextCursor`).' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1000)
+  cursor?: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+/**
+ * Cursors are opaque to clients: base64url JSON of the last item's sort-key values, tagged with
+ * the list they belong to so a cursor of one list cannot be replayed against another.
+ */
+export function encodeCursor(list: string, after: unknown[]): string {
+  return Buffer.from(JSON.stringify({ l: list, a: after }), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(list: string, cursor: string | undefined): unknown[] | undefined {
+  if (cursor === undefined) return undefined;
+  const invalid = () => new ValidationFailed([{ path: 'cursor', message: 'cursor is malformed or belongs to another list' }]);
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  const value = parsed as { l?: unknown; a?: unknown };
+  if (!value || typeof value !== 'object' || value.l !== list || !Array.isArray(value.a)) throw invalid();
+  if (!value.a.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v))) throw invalid();
+  return value.a;
+}
+
+export function pageLimit(query: PageQuery): number {
+  return query.limit ?? 50;
+}

@@ -1,0 +1,94 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { bearerToken, CredentialResolver } from './auth';
+import { errorBody } from './error-envelope.filter';
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** seconds until the window resets */
+  resetSeconds: number;
+}
+
+/** Fixed one-minute windows per bucket. In-memory here; a shared store backs it when scaled out. */
+export abstract class RateLimiter {
+  abstract hit(bucket: string, limitPerMinute: number, now: number): Promise<RateDecision>;
+}
+
+export class InMemoryRateLimiter extends RateLimiter {
+  private readonly windows = new Map<string, { windowStart: number; count: number }>();
+  private lastSweep = 0;
+
+  async hit(bucket: string, limit: number, now: number): Promise<RateDecision> {
+    const windowStart = now - (now % 60_000);
+    if (windowStart !== this.lastSweep) {
+      for (const [key, w] of this.windows) if (w.windowStart < windowStart) this.windows.delete(key);
+      this.lastSweep = windowStart;
+    }
+    const current = this.windows.get(bucket);
+    const entry = current && current.windowStart === windowStart ? current : { windowStart, count: 0 };
+    entry.count++;
+    this.windows.set(bucket, entry);
+    const resetSeconds = Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000));
+    return { allowed: entry.count <= limit, limit, remaining: Math.max(0, limit - entry.count), resetSeconds };
+  }
+}
+
+export interface RateLimits {
+  ipPerMinute: number;
+  keyPerMinute: number;
+  capabilityPerMinute: number;
+}
+
+/** Capability URLs: the live-pricing session endpoints and the customer's storefront links. */
+const CAPABILITY_PATH = /^\/(api\/v1\/configuration-sessions|storefront\/v1\/sessions|storefront\/v1\/quotes|q)\//;
+
+/**
+ * Resolves the caller once per request and applies the rate limits of api-v1 (Limits):
+ * requests with a valid API key count against that key; capability URLs count per IP at their
+ * own rate; everything else unauthenticated (including failed authentication) counts per IP.
+ * Admin calls are not limited. Every response carries the RateLimit-* headers.
+ */
+export function registerRequestAuthentication(
+  fastify: FastifyInstance,
+  resolver: CredentialResolver,
+  limiter: RateLimiter,
+  limits: () => RateLimits,
+  now: () => number = Date.now,
+): void {
+  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?', 1)[0];
+    const token = bearerToken(request);
+    request.caller = { kind: 'anonymous' };
+    if (token && path.startsWith('/admin/') && resolver.isAdminToken(token)) {
+      request.caller = { kind: 'admin' };
+      return;
+    }
+    if (token && path.startsWith('/api/')) {
+      const identity = await resolver.resolveApiKey(token);
+      if (identity) request.caller = { kind: 'apiKey', ...identity };
+    }
+    const { ipPerMinute, keyPerMinute, capabilityPerMinute } = limits();
+    let bucket: string;
+    let limit: number;
+    if (request.caller.kind === 'apiKey') {
+      bucket = `key:${request.caller.keyId}`;
+      limit = keyPerMinute;
+    } else if (CAPABILITY_PATH.test(path)) {
+      bucket = `cap:${request.ip}`;
+      limit = capabilityPerMinute;
+    } else {
+      bucket = `ip:${request.ip}`;
+      limit = ipPerMinute;
+    }
+    if (limit <= 0) return;
+    const decision = await limiter.hit(bucket, limit, now());
+    reply.header('RateLimit-Limit', String(decision.limit));
+    reply.header('RateLimit-Remaining', String(decision.remaining));
+    reply.header('RateLimit-Reset', String(decision.resetSeconds));
+    if (!decision.allowed) {
+      reply.header('Retry-After', String(decision.resetSeconds));
+      return reply.status(429).type('application/json').send(errorBody('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.resetSeconds} s.`));
+    }
+  });
+}

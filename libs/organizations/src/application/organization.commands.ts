@@ -1,0 +1,165 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { AggregateRepository } from '@lib/event-sourcing';
+import { randomBytes } from 'node:crypto';
+import { Clock, IdGenerator } from '@lib/shared';
+import { organizationDecider } from '../domain/organization.decider';
+import { SlugTaken } from '../domain/organization.errors';
+import { organizationStream, slugStream, type OrganizationProfile, type OrganizationSettings, type OrganizationSettingsPatch } from '../domain/organization.events';
+import { generateApiKey, hashApiKey } from './api-keys';
+import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
+
+export const DEFAULT_SETTINGS: OrganizationSettings = {
+  webhookUrl: null,
+  pricingWebhookUrl: null,
+  externalPricingEnabled: false,
+  pricingTimeoutMs: 10_000,
+  quoteDefaults: { taxRate: 0, validityDays: 30 },
+};
+
+const ADMIN = { actor: 'admin' };
+
+/** Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
+export function newSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+export class CreateOrganization {
+  constructor(readonly profile: OrganizationProfile, readonly settings?: OrganizationSettingsPatch) {}
+}
+
+@CommandHandler(CreateOrganization)
+export class CreateOrganizationHandler implements ICommandHandler<CreateOrganization, string> {
+  constructor(
+    private readonly repository: AggregateRepository,
+    private readonly events: EventStore,
+    private readonly ids: IdGenerator,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ profile, settings }: CreateOrganization): Promise<string> {
+    const organizationId = this.ids.next('org');
+    const at = this.clock.now();
+    // Claim the slug first: its stream can be created once only.
+    try {
+      await this.events.appendToStream(slugStream(profile.slug), [{ type: 'organizationSlug.v1.claimed', data: { slug: profile.slug, organizationId, at }, metadata: ADMIN }], 'no_stream');
+    } catch (error) {
+      if (error instanceof WrongExpectedRevisionError) throw new SlugTaken(profile.slug);
+      throw error;
+    }
+    await this.repository.handle(
+      organizationDecider,
+      organizationStream(organizationId),
+      { type: 'createOrganization', organizationId, profile, settings: { ...DEFAULT_SETTINGS, ...settings, quoteDefaults: { ...DEFAULT_SETTINGS.quoteDefaults, ...settings?.quoteDefaults } }, at },
+      { metadata: ADMIN },
+    );
+    return organizationId;
+  }
+}
+
+export class UpdateOrganization {
+  constructor(
+    readonly organizationId: string,
+    readonly changes: Partial<Omit<OrganizationProfile, 'slug'>>,
+    readonly settings?: OrganizationSettingsPatch,
+  ) {}
+}
+
+@CommandHandler(UpdateOrganization)
+export class UpdateOrganizationHandler implements ICommandHandler<UpdateOrganization, void> {
+  constructor(
+    private readonly repository: AggregateRepository,
+    private readonly ids: IdGenerator,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ organizationId, changes, settings }: UpdateOrganization): Promise<void> {
+    await this.repository.handle(
+      organizationDecider,
+      organizationStream(organizationId),
+      { type: 'updateOrganization', changes, settings, mintedSecret: { secretId: this.ids.next('whs'), secret: newSigningSecret() }, at: this.clock.now() },
+      { metadata: ADMIN, what: 'The organization' },
+    );
+  }
+}
+
+export class CreateApiKey {
+  constructor(readonly organizationId: string, readonly name: string, readonly readOnly: boolean) {}
+}
+
+export interface CreatedApiKey {
+  id: string;
+  name: string;
+  readOnly: boolean;
+  key: string;
+  createdAt: number;
+}
+
+@CommandHandler(CreateApiKey)
+export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey, CreatedApiKey> {
+  constructor(
+    private readonly repository: AggregateRepository,
+    private readonly ids: IdGenerator,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ organizationId, name, readOnly }: CreateApiKey): Promise<CreatedApiKey> {
+    const key = generateApiKey();
+    const keyId = this.ids.next('key');
+    const at = this.clock.now();
+    await this.repository.handle(
+      organizationDecider,
+      organizationStream(organizationId),
+      { type: 'createApiKey', keyId, name, readOnly, keyHash: hashApiKey(key), keyPrefix: key.slice(0, 12), at },
+      { metadata: ADMIN, what: 'The organization' },
+    );
+    return { id: keyId, name, readOnly, key, createdAt: at };
+  }
+}
+
+export class RevokeApiKey {
+  constructor(readonly organizationId: string, readonly keyId: string) {}
+}
+
+@CommandHandler(RevokeApiKey)
+export class RevokeApiKeyHandler implements ICommandHandler<RevokeApiKey, void> {
+  constructor(
+    private readonly repository: AggregateRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ organizationId, keyId }: RevokeApiKey): Promise<void> {
+    await this.repository.handle(organizationDecider, organizationStream(organizationId), { type: 'revokeApiKey', keyId, at: this.clock.now() }, { metadata: ADMIN });
+  }
+}
+
+export class RotateSigningSecret {
+  constructor(readonly organizationId: string) {}
+}
+
+@CommandHandler(RotateSigningSecret)
+export class RotateSigningSecretHandler implements ICommandHandler<RotateSigningSecret, { secret: string }> {
+  constructor(
+    private readonly repository: AggregateRepository,
+    private readonly ids: IdGenerator,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ organizationId }: RotateSigningSecret): Promise<{ secret: string }> {
+    const secret = newSigningSecret();
+    await this.repository.handle(
+      organizationDecider,
+      organizationStream(organizationId),
+      { type: 'rotateSigningSecret', secretId: this.ids.next('whs'), secret, at: this.clock.now() },
+      { metadata: ADMIN },
+    );
+    return { secret };
+  }
+}
+
+export const ORGANIZATION_COMMAND_HANDLERS = [
+  CreateOrganizationHandler,
+  UpdateOrganizationHandler,
+  CreateApiKeyHandler,
+  RevokeApiKeyHandler,
+  RotateSigningSecretHandler,
+];

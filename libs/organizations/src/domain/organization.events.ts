@@ -1,0 +1,48 @@
+export type Plan = 'free' | 'essential' | 'pro' | 'enterprise';
+export type Locale = 'en' | 'de' | 'nl';
+export type UnitSystem = 'metric' | 'imperial';
+
+export interface QuoteDefaults {
+  taxRate: number;
+  validityDays: number;
+}
+
+export interface OrganizationSettings {
+  webhookUrl: string | null;
+  pricingWebhookUrl: string | null;
+  externalPricingEnabled: boolean;
+  pricingTimeoutMs: number;
+  quoteDefaults: QuoteDefaults;
+}
+
+/** A partial settings change; quote defaults merge field by field. */
+export type OrganizationSettingsPatch = Partial<Omit<OrganizationSettings, 'quoteDefaults'>> & { quoteDefaults?: Partial<QuoteDefaults> };
+
+export interface OrganizationProfile {
+  name: string;
+  slug: string;
+  locale: Locale;
+  unitSystem: UnitSystem;
+  currency: string;
+  plan: Plan;
+}
+
+export type OrganizationEvent =
+  | { type: 'organization.v1.created'; data: { organizationId: string; profile: OrganizationProfile; settings: OrganizationSettings; at: number } }
+  | { type: 'organization.v1.profileChanged'; data: { organizationId: string; changes: Partial<Omit<OrganizationProfile, 'slug'>>; at: number } }
+  | { type: 'organization.v1.settingsChanged'; data: { organizationId: string; settings: OrganizationSettings; at: number } }
+  | {
+      type: 'organization.v1.apiKeyCreated';
+      data: { organizationId: string; keyId: string; name: string; readOnly: boolean; keyHash: string; keyPrefix: string; at: number };
+    }
+  | { type: 'organization.v1.apiKeyRevoked'; data: { organizationId: string; keyId: string; keyHash: string; at: number } }
+  | {
+      type: 'organization.v1.signingSecretRotated';
+      /** the secret itself is needed to sign; the previous one keeps signing until `previousValidUntil` */
+      data: { organizationId: string; secretId: string; secret: string; previousValidUntil: number; at: number };
+    };
+
+export const ORGANIZATION_STREAM = 'organization-';
+export const organizationStream = (organizationId: string) => `${ORGANIZATION_STREAM}${organizationId}`;
+/** One stream per slug makes the slug unique without a global lock. */
+export const slugStream = (slug: string) => `orgslug-${slug}`;

@@ -1,0 +1,96 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
+} from 'class-validator';
+
+export const LOCALES = ['en', 'de', 'nl'] as const;
+export const UNIT_SYSTEMS = ['metric', 'imperial'] as const;
+export const PLANS = ['free', 'essential', 'pro', 'enterprise'] as const;
+const CURRENCY = /^[A-Z]{3}$/;
+const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
+
+export class QuoteDefaultsDto {
+  @ApiPropertyOptional({ description: 'Tax rate in percent', minimum: 0, maximum: 100 })
+  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 4 }) @Min(0) @Max(100)
+  taxRate?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 365 })
+  @IsOptional() @IsInt() @Min(1) @Max(365)
+  validityDays?: number;
+}
+
+export class OrganizationSettingsDto {
+  @ApiPropertyOptional({ nullable: true, description: 'Receives every webhook event' })
+  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUrl(URL_OPTIONS) @MaxLength(2000)
+  webhookUrl?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, description: 'Receives pricing.calculated only, instead of webhookUrl' })
+  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUrl(URL_OPTIONS) @MaxLength(2000)
+  pricingWebhookUrl?: string | null;
+
+  @ApiPropertyOptional() @IsOptional() @IsBoolean()
+  externalPricingEnabled?: boolean;
+
+  @ApiPropertyOptional({ minimum: 1000, maximum: 60000, description: 'Customer-facing wait for a live price (callback.timeoutMs)' })
+  @IsOptional() @IsInt() @Min(1000) @Max(60000)
+  pricingTimeoutMs?: number;
+
+  @ApiPropertyOptional({ type: QuoteDefaultsDto })
+  @IsOptional() @ValidateNested() @Type(() => QuoteDefaultsDto)
+  quoteDefaults?: QuoteDefaultsDto;
+}
+
+export class CreateOrganizationDto {
+  @ApiProperty({ maxLength: 200 }) @IsString() @IsNotEmpty() @MaxLength(200)
+  name: string;
+
+  @ApiProperty({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 63 })
+  @IsString() @Matches(/^[a-z0-9]+(-[a-z0-9]+)*$/, { message: 'slug must be lowercase letters, digits and single hyphens' }) @MaxLength(63)
+  slug: string;
+
+  @ApiPropertyOptional({ enum: LOCALES, default: 'en' }) @IsOptional() @IsIn(LOCALES)
+  locale?: (typeof LOCALES)[number];
+
+  @ApiPropertyOptional({ enum: UNIT_SYSTEMS, default: 'metric' }) @IsOptional() @IsIn(UNIT_SYSTEMS)
+  unitSystem?: (typeof UNIT_SYSTEMS)[number];
+
+  @ApiPropertyOptional({ description: 'ISO 4217 code', default: 'EUR' }) @IsOptional() @IsString() @Matches(CURRENCY, { message: 'currency must be an ISO 4217 code such as EUR' })
+  currency?: string;
+
+  @ApiPropertyOptional({ enum: PLANS, default: 'pro' }) @IsOptional() @IsIn(PLANS)
+  plan?: (typeof PLANS)[number];
+
+  @ApiPropertyOptional({ type: OrganizationSettingsDto })
+  @IsOptional() @ValidateNested() @Type(() => OrganizationSettingsDto)
+  settings?: OrganizationSettingsDto;
+}
+
+export class UpdateOrganizationDto {
+  @ApiPropertyOptional({ maxLength: 200 }) @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200)
+  name?: string;
+
+  @ApiPropertyOptional({ enum: LOCALES }) @IsOptional() @IsIn(LOCALES)
+  locale?: (typeof LOCALES)[number];
+
+  @ApiPropertyOptional({ enum: UNIT_SYSTEMS }) @IsOptional() @IsIn(UNIT_SYSTEMS)
+  unitSystem?: (typeof UNIT_SYSTEMS)[number];
+
+  @ApiPropertyOptional() @IsOptional() @IsString() @Matches(CURRENCY, { message: 'currency must be an ISO 4217 code such as EUR' })
+  currency?: string;
+
+  @ApiPropertyOptional({ enum: PLANS }) @IsOptional() @IsIn(PLANS)
+  plan?: (typeof PLANS)[number];
+
+  @ApiPropertyOptional({ type: OrganizationSettingsDto })
+  @IsOptional() @ValidateNested() @Type(() => OrganizationSettingsDto)
+  settings?: OrganizationSettingsDto;
+}
+
+export class CreateApiKeyDto {
+  @ApiProperty({ maxLength: 100 }) @IsString() @IsNotEmpty() @MaxLength(100)
+  name: string;
+
+  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
+  readOnly?: boolean;
+}

@@ -1,0 +1,73 @@
+/**
+ * The read-model document store port. Projections keep one document per record in named,
+ * versioned collections. Adapters: SQLite (embedded default), MongoDB.
+ */
+
+/** Every stored document has a string id and the version guard of the projection that wrote it. */
+export interface ReadDocument {
+  id: string;
+  [field: string]: unknown;
+}
+
+export type SortDirection = 'asc' | 'desc';
+
+export interface SortKey {
+  field: string;
+  direction: SortDirection;
+}
+
+/** Equality on a field, or a range. Fields may be dotted paths into the document. */
+export type FieldCondition =
+  | string
+  | number
+  | boolean
+  | null
+  | { gt?: number | string; gte?: number | string; lt?: number | string; lte?: number | string; in?: Array<string | number> };
+
+export type Filter = Record<string, FieldCondition>;
+
+export interface FindOptions {
+  filter?: Filter;
+  /** The last key must make the order total (e.g. `id`). */
+  sort: SortKey[];
+  limit: number;
+  /** Values of the sort keys of the last document of the previous page. */
+  after?: unknown[];
+}
+
+export interface FindResult<T> {
+  items: T[];
+  /** sort-key values of the last item when more items follow, else null */
+  nextAfter: unknown[] | null;
+}
+
+export interface IndexSpec {
+  fields: Array<{ field: string; direction: SortDirection }>;
+  unique?: boolean;
+}
+
+/**
+ * A write made by a projection. `guard` makes replays idempotent: the write applies only when
+ * the stored document's `guard.field` is absent or lower than `guard.value`.
+ */
+export interface GuardedUpsert<T extends ReadDocument = ReadDocument> {
+  collection: string;
+  document: T;
+  guard?: { field: string; value: number };
+}
+
+export abstract class ReadStore {
+  abstract ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void>;
+  abstract get<T extends ReadDocument>(collection: string, id: string): Promise<T | null>;
+  abstract find<T extends ReadDocument>(collection: string, options: FindOptions): Promise<FindResult<T>>;
+  abstract count(collection: string, filter?: Filter): Promise<number>;
+  /** Applies the upserts in order; returns how many were applied (guard passed). */
+  abstract upsert(writes: GuardedUpsert[]): Promise<number>;
+  abstract delete(collection: string, id: string): Promise<void>;
+  abstract dropCollection(collection: string): Promise<void>;
+  abstract listCollections(): Promise<string[]>;
+  /** Checkpoints live beside the data so a projection and its position move together. */
+  abstract getCheckpoint(name: string): Promise<number | null>;
+  abstract saveCheckpoint(name: string, position: number): Promise<void>;
+  abstract close(): Promise<void>;
+}

@@ -1,0 +1,4 @@
+export * from './projection-registry';
+export * from './runtime.module';
+export * from './config.module';
+export * from './reactor-registry';

@@ -1,0 +1,62 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
+import { AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
+import { EventStore, SqliteEventStore } from '@lib/event-store';
+import { MessageBus, SqliteMessageBus } from '@lib/message-bus';
+import { ReadStore, SqliteReadStore } from '@lib/read-store';
+import { APP_CONFIG, Clock, IdGenerator, RandomIdGenerator, SystemClock, type AppConfig } from '@lib/shared';
+import { ProjectionRegistry } from './projection-registry';
+import { ReactorRegistry } from './reactor-registry';
+
+function ensureDataDir(config: AppConfig): string {
+  mkdirSync(config.dataDir, { recursive: true });
+  return config.dataDir;
+}
+
+/**
+ * The ports and the adapters behind them. Embedded SQLite files in DATA_DIR by default; the
+ * real engines replace them when EVENTSTORE_URL / MONGODB_URL / KAFKA_BROKERS are set.
+ */
+@Global()
+@Module({
+  imports: [CqrsModule.forRoot()],
+  providers: [
+    { provide: Clock, useClass: SystemClock },
+    { provide: IdGenerator, useClass: RandomIdGenerator },
+    {
+      provide: EventStore,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new SqliteEventStore({ file: join(ensureDataDir(config), 'events.db') }),
+    },
+    {
+      provide: ReadStore,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new SqliteReadStore({ file: join(ensureDataDir(config), 'read-models.db') }),
+    },
+    {
+      provide: MessageBus,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new SqliteMessageBus({ file: join(ensureDataDir(config), 'bus.db') }),
+    },
+    ReadYourWrites,
+    AggregateRepository,
+    ProjectionRegistry,
+    ReactorRegistry,
+  ],
+  exports: [CqrsModule, Clock, IdGenerator, EventStore, ReadStore, MessageBus, ReadYourWrites, AggregateRepository, ProjectionRegistry, ReactorRegistry],
+})
+export class RuntimeModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(EventStore) private readonly events: EventStore,
+    @Inject(ReadStore) private readonly reads: ReadStore,
+    @Inject(MessageBus) private readonly bus: MessageBus,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.bus.close();
+    await this.reads.close();
+    await this.events.close();
+  }
+}

@@ -1,0 +1,108 @@
+import { resolve } from 'node:path';
+
+/** Configuration of every process, read once from the environment (decisions §1). */
+export interface AppConfig {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  dataDir: string;
+  adminToken: string | undefined;
+  seedDemo: boolean;
+  eventStoreUrl: string | undefined;
+  mongodbUrl: string | undefined;
+  kafkaBrokers: string[] | undefined;
+  pricingTokenWindowMs: number;
+  sessionIdleTtlMs: number;
+  webhookRetryScheduleMs: number[];
+  pricingRetryScheduleMs: number[];
+  webhookAllowPrivateNetworks: boolean;
+  quoteExpiryCheckMs: number;
+  rateLimitIpPerMin: number;
+  rateLimitKeyPerMin: number;
+  rateLimitCapabilityPerMin: number;
+}
+
+/** Bad configuration stops start-up with one line naming the variable. */
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(v)) return true;
+  if (['false', '0', 'no'].includes(v)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function schedule(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.length === 0 || parts.some((p) => !/^\d+$/.test(p))) {
+    throw new ConfigError(name, `must be a comma-separated list of milliseconds, got "${raw}"`);
+  }
+  return parts.map(Number);
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  return raw ? raw : undefined;
+}
+
+function url(env: Env, name: string, fallback: string): string {
+  const raw = optional(env, name) ?? fallback;
+  try {
+    const parsed = new URL(raw);
+    if (!['http:', 'https:'].includes(parsed.protocol)) throw new Error();
+  } catch {
+    throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const eventStoreUrl = optional(env, 'EVENTSTORE_URL');
+  const mongodbUrl = optional(env, 'MONGODB_URL');
+  const kafka = optional(env, 'KAFKA_BROKERS');
+  const embedded = !eventStoreUrl && !mongodbUrl && !kafka;
+  return {
+    port,
+    host: optional(env, 'HOST') ?? '127.0.0.1',
+    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`),
+    dataDir: resolve(optional(env, 'DATA_DIR') ?? './data'),
+    adminToken: optional(env, 'ADMIN_TOKEN'),
+    seedDemo: boolean(env, 'SEED_DEMO', embedded),
+    eventStoreUrl,
+    mongodbUrl,
+    kafkaBrokers: kafka?.split(',').map((b) => b.trim()).filter(Boolean),
+    pricingTokenWindowMs: integer(env, 'PRICING_TOKEN_WINDOW_MS', 600_000, 1),
+    sessionIdleTtlMs: integer(env, 'SESSION_IDLE_TTL_MS', 86_400_000, 1),
+    webhookRetryScheduleMs: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [0, 60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000]),
+    pricingRetryScheduleMs: schedule(env, 'PRICING_RETRY_SCHEDULE_MS', [0, 1_000, 3_000]),
+    webhookAllowPrivateNetworks: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    quoteExpiryCheckMs: integer(env, 'QUOTE_EXPIRY_CHECK_MS', 60_000, 1),
+    rateLimitIpPerMin: integer(env, 'RATE_LIMIT_IP_PER_MIN', 60),
+    rateLimitKeyPerMin: integer(env, 'RATE_LIMIT_KEY_PER_MIN', 120),
+    rateLimitCapabilityPerMin: integer(env, 'RATE_LIMIT_CAPABILITY_PER_MIN', 120),
+  };
+}
+
+/** Injection token for AppConfig. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

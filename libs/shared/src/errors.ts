@@ -1,0 +1,76 @@
+/**
+ * Domain errors: one class per rule, each with the stable machine-readable code of the API's
+ * error envelope. The HTTP layer maps codes to statuses in one place (libs/http).
+ */
+export abstract class DomainError extends Error {
+  abstract readonly code: string;
+  constructor(
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class ValidationFailed extends DomainError {
+  readonly code = 'validation_error';
+  constructor(readonly fields: FieldError[], message = 'The request is invalid.') {
+    super(message, { fields });
+  }
+}
+
+export class NotFound extends DomainError {
+  readonly code = 'not_found';
+  constructor(what = 'Resource') {
+    super(`${what} not found.`);
+  }
+}
+
+/** An optimistic-concurrency conflict that survived the retries. */
+export class ConcurrentModification extends DomainError {
+  readonly code = 'conflict';
+  constructor(what: string) {
+    super(`${what} was changed concurrently; retry the request.`);
+  }
+}
+
+export class PreconditionFailed extends DomainError {
+  readonly code = 'precondition_failed';
+  constructor(readonly currentETag: string) {
+    super('The resource has changed since it was read (If-Match does not match).', { currentETag });
+  }
+}
+
+export class Unauthorized extends DomainError {
+  readonly code = 'unauthorized';
+  constructor(message = 'Authentication failed.') {
+    super(message);
+  }
+}
+
+export class ForbiddenPlan extends DomainError {
+  readonly code = 'forbidden_plan';
+  constructor(message = 'The organization plan does not include this feature.') {
+    super(message);
+  }
+}
+
+export class ReadOnlyKey extends DomainError {
+  readonly code = 'read_only_key';
+  constructor() {
+    super('This API key is read-only.');
+  }
+}
+
+export class Unavailable extends DomainError {
+  readonly code = 'unavailable';
+  constructor(message = 'A backing service is unavailable; retry shortly.') {
+    super(message);
+  }
+}

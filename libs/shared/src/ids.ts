@@ -1,0 +1,40 @@
+import { randomBytes } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Uniformly random base62 string (rejection sampling, no modulo bias). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/**
+ * Opaque, roughly time-ordered identifiers: `<prefix>_` + 10 chars of time + 14 random chars.
+ * Time-ordering keeps index locality; the random part makes ids unguessable.
+ */
+export function newId(prefix: string, now = Date.now()): string {
+  let time = '';
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = BASE62[t % 62] + time;
+    t = Math.floor(t / 62);
+  }
+  return `${prefix}_${time}${randomBase62(14)}`;
+}
+
+/** Generates ids; injected so tests and deciders never call a random source themselves. */
+export abstract class IdGenerator {
+  abstract next(prefix: string): string;
+}
+
+export class RandomIdGenerator extends IdGenerator {
+  next(prefix: string): string {
+    return newId(prefix);
+  }
+}

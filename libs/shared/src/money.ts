@@ -1,0 +1,75 @@
+import Decimal from 'decimal.js';
+
+/**
+ * Money arithmetic on decimal.js. Amounts travel through the API as JSON numbers but are never
+ * added or multiplied as binary floats: every operation here converts to Decimal first and rounds
+ * half-up (ties away from zero) to the currency's minor unit.
+ *
+ * A private Decimal constructor with ample precision keeps products of large quantities, prices
+ * and areas exact before the final rounding, without changing decimal.js settings for others.
+ */
+const Money = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP });
+
+/** ISO 4217 currencies whose minor unit is not 2 (all others use 2). */
+const MINOR_UNIT_EXCEPTIONS: Readonly<Record<string, number>> = {
+  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0,
+  UGX: 0, UYI: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
+  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
+  CLF: 4, UYW: 4,
+};
+
+/** Number of decimal places of the currency's minor unit (JPY 0, EUR 2, KWD 3). */
+export function minorUnits(currency: string): number {
+  return MINOR_UNIT_EXCEPTIONS[currency.trim().toUpperCase()] ?? 2;
+}
+
+/** A finite Decimal with 40 significant digits, for money arithmetic before the final rounding. */
+export function moneyDecimal(value: Decimal.Value): Decimal {
+  const d = new Money(value);
+  if (!d.isFinite()) throw new RangeError(`Not a finite amount: ${String(value)}`);
+  return d;
+}
+
+/** Rounds half-up to the currency's minor unit: 0.125 EUR → 0.13, 2.5 JPY → 3, -0.125 EUR → -0.13. */
+export function roundMoney(value: Decimal.Value, currency: string): Decimal {
+  return moneyDecimal(value).toDecimalPlaces(minorUnits(currency), Decimal.ROUND_HALF_UP);
+}
+
+/** The JSON number for an already rounded amount (its shortest decimal form equals the Decimal). */
+export function toMoneyNumber(d: Decimal): number {
+  const n = d.toNumber();
+  return Object.is(n, -0) ? 0 : n;
+}
+
+/** quantity × unitPrice, rounded to the minor unit. */
+export function lineTotal(quantity: Decimal.Value, unitPrice: Decimal.Value, currency: string): Decimal {
+  return roundMoney(moneyDecimal(quantity).times(moneyDecimal(unitPrice)), currency);
+}
+
+export interface PricedLine {
+  quantity: number;
+  unitPrice: number;
+}
+
+export interface MoneyTotals {
+  subtotal: number;
+  taxAmount: number;
+  total: number;
+}
+
+/**
+ * Totals of a breakdown: each line is rounded on its own and the rounded lines are summed, so the
+ * subtotal always equals the sum of the line totals a customer sees; tax is rounded once.
+ */
+export function computeTotals(lineItems: readonly PricedLine[], taxRatePercent: number, currency: string): MoneyTotals {
+  const subtotal = lineItems.reduce(
+    (sum, item) => sum.plus(lineTotal(item.quantity, item.unitPrice, currency)),
+    new Money(0),
+  );
+  const taxAmount = roundMoney(subtotal.times(moneyDecimal(taxRatePercent)).dividedBy(100), currency);
+  return {
+    subtotal: toMoneyNumber(subtotal),
+    taxAmount: toMoneyNumber(taxAmount),
+    total: toMoneyNumber(subtotal.plus(taxAmount)),
+  };
+}

@@ -1,0 +1,221 @@
+import { ADMIN_TOKEN, TestApp } from './support/test-app';
+
+describe('platform: authentication, errors and limits over HTTP', () => {
+  let app: TestApp;
+  let org: Awaited<ReturnType<TestApp['createOrganization']>>;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    org = await app.createOrganization();
+  });
+  afterAll(() => app.close());
+
+  describe('API keys', () => {
+    it('returns the calling organization for a valid key', async () => {
+      const res = await app.request('GET', '/api/v1/organization', { token: org.apiKey });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        id: org.organizationId,
+        name: `Org ${org.slug}`,
+        slug: org.slug,
+        locale: 'en',
+        unitSystem: 'metric',
+        currency: 'EUR',
+        plan: 'pro',
+        externalPricingEnabled: false,
+      });
+    });
+
+    it.each([
+      ['no header', undefined],
+      ['a malformed key', 'not-a-key'],
+      ['an unknown key', `qk_live_${'x'.repeat(40)}`],
+    ])('answers 401 unauthorized with WWW-Authenticate for %s', async (_, token) => {
+      const res = await app.request('GET', '/api/v1/organization', { token });
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+      expect(res.body.error.code).toBe('unauthorized');
+      expect(typeof res.body.error.message).toBe('string');
+    });
+
+    it('rejects a revoked key', async () => {
+      const created = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/api-keys`, { token: ADMIN_TOKEN, body: { name: 'temp' } });
+      expect(created.status).toBe(201);
+      expect(created.body.key).toMatch(/^qk_live_[0-9A-Za-z]{32,}$/);
+      expect((await app.request('GET', '/api/v1/organization', { token: created.body.key })).status).toBe(200);
+      const revoked = await app.request('DELETE', `/admin/v1/organizations/${org.organizationId}/api-keys/${created.body.id}`, { token: ADMIN_TOKEN });
+      expect(revoked.status).toBe(204);
+      const res = await app.request('GET', '/api/v1/organization', { token: created.body.key });
+      expect(res.status).toBe(401);
+    });
+
+    it('lets a read-only key read but not write', async () => {
+      expect((await app.request('GET', '/api/v1/organization', { token: org.readOnlyKey })).status).toBe(200);
+      const res = await app.request('POST', '/api/v1/contacts', { token: org.readOnlyKey, body: { email: 'a@example.com' } });
+      expect(res.status).toBe(403);
+      expect(res.body.error.code).toBe('read_only_key');
+    });
+
+    it('refuses keys of organizations on plans without API access', async () => {
+      const free = await app.createOrganization({ plan: 'essential' });
+      const res = await app.request('GET', '/api/v1/organization', { token: free.apiKey });
+      expect(res.status).toBe(403);
+      expect(res.body.error.code).toBe('forbidden_plan');
+      const create = await app.request('POST', `/admin/v1/organizations/${free.organizationId}/api-keys`, { token: ADMIN_TOKEN, body: { name: 'x' } });
+      expect(create.status).toBe(403);
+      expect(create.body.error.code).toBe('forbidden_plan');
+    });
+  });
+
+  describe('error envelope', () => {
+    it('answers unknown routes with 404 not_found', async () => {
+      const res = await app.request('GET', '/api/v1/nothing-here', { token: org.apiKey });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
+    });
+
+    it('answers unparseable JSON with 400 invalid_json', async () => {
+      const res = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, payload: '{"name": ', headers: { 'content-type': 'application/json' } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_json');
+    });
+
+    it('answers a body over 1 MiB with 413 payload_too_large', async () => {
+      const res = await app.request('POST', '/admin/v1/organizations', {
+        token: ADMIN_TOKEN,
+        payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10), slug: 'big' }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status).toBe(413);
+      expect(res.body.error.code).toBe('payload_too_large');
+    });
+
+    it('answers a non-JSON write with 415 unsupported_media_type', async () => {
+      const res = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, payload: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(res.status).toBe(415);
+      expect(res.body.error.code).toBe('unsupported_media_type');
+    });
+
+    it('answers invalid bodies with 422 and field paths, storing nothing', async () => {
+      const res = await app.request('POST', '/admin/v1/organizations', {
+        token: ADMIN_TOKEN,
+        body: { name: '', slug: 'Not A Slug', currency: 'euro', settings: { quoteDefaults: { taxRate: -1 } }, extra: true },
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.error.code).toBe('validation_error');
+      const paths = res.body.error.details.fields.map((f: { path: string }) => f.path);
+      expect(paths).toEqual(expect.arrayContaining(['name', 'slug', 'currency', 'settings.quoteDefaults.taxRate', 'extra']));
+    });
+  });
+
+  describe('admin API', () => {
+    it('requires the admin token', async () => {
+      const res = await app.request('POST', '/admin/v1/organizations', { token: org.apiKey, body: { name: 'x', slug: 'x' } });
+      expect(res.status).toBe(401);
+      expect(res.body.error.code).toBe('unauthorized');
+    });
+
+    it('creates, reads and updates an organization with its settings', async () => {
+      const created = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name: 'Fenster <b>GmbH</b>', slug: 'fenster-gmbh', locale: 'de', currency: 'EUR' } });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ name: 'Fenster GmbH', slug: 'fenster-gmbh', locale: 'de', unitSystem: 'metric', plan: 'pro', externalPricingEnabled: false });
+      expect(created.body.settings).toMatchObject({ webhookUrl: null, pricingWebhookUrl: null, externalPricingEnabled: false, pricingTimeoutMs: 10000, quoteDefaults: { taxRate: 0, validityDays: 30 } });
+
+      const duplicate = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name: 'Other', slug: 'fenster-gmbh' } });
+      expect(duplicate.status).toBe(422);
+      expect(duplicate.body.error.details.fields[0].path).toBe('slug');
+
+      const id = created.body.id;
+      const patched = await app.request('PATCH', `/admin/v1/organizations/${id}`, {
+        token: ADMIN_TOKEN,
+        body: { unitSystem: 'imperial', settings: { webhookUrl: 'https://crm.example.com/hooks', externalPricingEnabled: true, quoteDefaults: { taxRate: 19 } } },
+      });
+      expect(patched.status).toBe(200);
+      expect(patched.body).toMatchObject({ unitSystem: 'imperial', externalPricingEnabled: true });
+      expect(patched.body.settings).toMatchObject({ webhookUrl: 'https://crm.example.com/hooks', quoteDefaults: { taxRate: 19, validityDays: 30 }, signingSecretConfigured: true });
+      expect((await app.request('GET', `/admin/v1/organizations/${id}`, { token: ADMIN_TOKEN })).body).toEqual(patched.body);
+    });
+
+    it('rejects webhook URLs that are not http(s)', async () => {
+      const res = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: 'ftp://example.com' } } });
+      expect(res.status).toBe(422);
+      expect(res.body.error.details.fields[0].path).toBe('settings.webhookUrl');
+    });
+
+    it('answers 404 for an unknown organization', async () => {
+      const res = await app.request('GET', '/admin/v1/organizations/org_unknown', { token: ADMIN_TOKEN });
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe('not_found');
+    });
+
+    it('lists keys without secrets and caps them at ten', async () => {
+      const fresh = await app.createOrganization();
+      const list = await app.request('GET', `/admin/v1/organizations/${fresh.organizationId}/api-keys`, { token: ADMIN_TOKEN });
+      expect(list.status).toBe(200);
+      expect(list.body.data).toHaveLength(2);
+      expect(JSON.stringify(list.body)).not.toContain(fresh.apiKey);
+      for (let i = 0; i < 8; i++) {
+        expect((await app.request('POST', `/admin/v1/organizations/${fresh.organizationId}/api-keys`, { token: ADMIN_TOKEN, body: { name: `k${i}` } })).status).toBe(201);
+      }
+      const eleventh = await app.request('POST', `/admin/v1/organizations/${fresh.organizationId}/api-keys`, { token: ADMIN_TOKEN, body: { name: 'one too many' } });
+      expect(eleventh.status).toBe(422);
+    });
+
+    it('rotates the signing secret', async () => {
+      const first = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
+      const second = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
+      expect(first.status).toBe(201);
+      expect(first.body.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
+      expect(second.body.secret).not.toBe(first.body.secret);
+    });
+  });
+
+  describe('Idempotency-Key', () => {
+    it('replays the first response for the same key and body, and refuses another body', async () => {
+      const body = { name: 'Idem', slug: 'idem-org' };
+      const headers = { 'idempotency-key': 'create-idem-org' };
+      const first = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body, headers });
+      const again = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body, headers });
+      expect(first.status).toBe(201);
+      expect(again.status).toBe(201);
+      expect(again.body).toEqual(first.body);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      const other = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { ...body, name: 'Other' }, headers });
+      expect(other.status).toBe(422);
+      expect(other.body.error.details.fields[0].path).toBe('Idempotency-Key');
+    });
+  });
+});
+
+describe('platform: rate limits', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await TestApp.start({ RATE_LIMIT_IP_PER_MIN: '5', RATE_LIMIT_KEY_PER_MIN: '8', RATE_LIMIT_CAPABILITY_PER_MIN: '0' });
+  });
+  afterAll(() => app.close());
+
+  it('limits each API key and says when to retry', async () => {
+    const org = await app.createOrganization();
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 9; i++) {
+      last = await app.request('GET', '/api/v1/organization', { token: org.apiKey });
+      statuses.push(last.status);
+    }
+    expect(statuses.slice(0, 8).every((s) => s === 200)).toBe(true);
+    expect(last!.status).toBe(429);
+    expect(last!.body.error.code).toBe('rate_limited');
+    expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+    expect(last!.headers['ratelimit-limit']).toBe('8');
+    expect(last!.headers['ratelimit-remaining']).toBe('0');
+    // Another key of the same organization has its own budget.
+    expect((await app.request('GET', '/api/v1/organization', { token: org.readOnlyKey })).status).toBe(200);
+  });
+
+  it('limits unauthenticated requests per IP', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await app.request('GET', '/api/v1/organization')).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+  });
+});

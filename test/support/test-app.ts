@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { CommandBus } from '@nestjs/cqrs';
+import { createGatewayApp } from '../../apps/api-gateway/src/create-gateway';
+import { CreateApiKey, CreateOrganization, UpdateOrganization, type CreatedApiKey, type OrganizationSettingsPatch, type Plan } from '@lib/organizations';
+import { loadConfig, type AppConfig } from '@lib/shared';
+
+export const ADMIN_TOKEN = 'adm_test_token_0123456789';
+
+export interface TestResponse<T = any> {
+  status: number;
+  headers: Record<string, string | number | string[] | undefined>;
+  body: T;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** raw payload (overrides body), for malformed-input tests */
+  payload?: string | Buffer;
+  headers?: Record<string, string>;
+  /** API key, admin token or customer token sent as `Authorization: Bearer` */
+  token?: string;
+}
+
+/**
+ * The whole product in one process on a fresh temporary DATA_DIR, driven over HTTP with
+ * Fastify's injector (no socket). Rate limits are off unless a test sets them.
+ */
+export class TestApp {
+  private constructor(
+    readonly app: NestFastifyApplication,
+    readonly config: AppConfig,
+    private readonly dataDir: string,
+    private readonly ownsDir: boolean,
+  ) {}
+
+  static async start(env: Record<string, string> = {}, dataDir?: string): Promise<TestApp> {
+    const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'quoting-test-'));
+    const config = loadConfig({
+      DATA_DIR: dir,
+      ADMIN_TOKEN,
+      SEED_DEMO: 'false',
+      RATE_LIMIT_IP_PER_MIN: '0',
+      RATE_LIMIT_KEY_PER_MIN: '0',
+      RATE_LIMIT_CAPABILITY_PER_MIN: '0',
+      PUBLIC_BASE_URL: 'http://localhost:3000',
+      ...env,
+    });
+    const app = await createGatewayApp(config, { withWorkers: true }, false);
+    return new TestApp(app, config, dir, dataDir === undefined);
+  }
+
+  get<T = unknown>(type: abstract new (...args: any[]) => T): T {
+    return this.app.get(type as any);
+  }
+
+  async request<T = any>(method: string, url: string, options: RequestOptions = {}): Promise<TestResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    let payload: string | Buffer | undefined = options.payload;
+    if (payload === undefined && options.body !== undefined) {
+      payload = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await this.app.inject({ method: method as any, url, headers, payload });
+    const type = String(response.headers['content-type'] ?? '');
+    const body = type.includes('json') && response.body ? JSON.parse(response.body) : response.body;
+    return { status: response.statusCode, headers: response.headers, body };
+  }
+
+  /** Creates an organization with a full and a read-only key through the admin commands. */
+  async createOrganization(options: { slug?: string; plan?: Plan; currency?: string; settings?: OrganizationSettingsPatch } = {}) {
+    const commands = this.get(CommandBus);
+    const slug = options.slug ?? `org-${Math.random().toString(36).slice(2, 10)}`;
+    const organizationId = await commands.execute<CreateOrganization, string>(
+      new CreateOrganization({ name: `Org ${slug}`, slug, locale: 'en', unitSystem: 'metric', currency: options.currency ?? 'EUR', plan: 'pro' }, options.settings),
+    );
+    const key = await commands.execute<CreateApiKey, CreatedApiKey>(new CreateApiKey(organizationId, 'full', false));
+    const readOnlyKey = await commands.execute<CreateApiKey, CreatedApiKey>(new CreateApiKey(organizationId, 'read-only', true));
+    if (options.plan && options.plan !== 'pro') await commands.execute(new UpdateOrganization(organizationId, { plan: options.plan }));
+    return { organizationId, slug, apiKey: key.key, readOnlyKey: readOnlyKey.key };
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+    if (this.ownsDir) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
