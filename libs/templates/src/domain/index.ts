@@ -1,0 +1,5 @@
+export * from './template';
+export * from './configuration';
+export * from './canonical-json';
+export * from './pricing';
+export * from './resolve';

@@ -1,0 +1,336 @@
+import { Configuration, validateConfiguration } from './configuration';
+import { exampleConfigurationInput, exampleTemplateBody } from './example.fixture';
+import { BasePricing, priceConfiguration } from './pricing';
+import { TemplateBody, validateTemplate } from './template';
+
+const TEMPLATE_ID = 'tpl_1';
+
+/** A catalog with one component of each line type, glazing per component, extras for the product. */
+function catalog(pricingRules: unknown[]): TemplateBody {
+  const size = { minWidth: 100, maxWidth: 3000, minHeight: 100, maxHeight: 3000 };
+  const { template, errors } = validateTemplate({
+    name: 'Test',
+    slug: 'test',
+    productCategory: 'window',
+    constraints: size,
+    components: [
+      { id: 'TT', name: 'Tilt-turn sash', type: 'TT', constraints: size },
+      { id: 'SD', name: 'Sliding door', type: 'SD', constraints: size },
+      { id: 'P', name: 'Infill panel', type: 'panel', constraints: size },
+    ],
+    optionGroups: [
+      { id: 'glazing', name: 'Glazing', scope: 'component', multiple: false },
+      { id: 'extras', name: 'Extras', scope: 'product', multiple: true },
+    ],
+    options: [
+      { id: 'hr3', code: 'HR+++', name: 'Triple glazing', optionGroup: 'glazing' },
+      { id: 'screen', code: 'SCR', name: 'Insect screen', optionGroup: 'extras' },
+    ],
+    materials: [
+      { id: 'white', name: 'White', side: 'both' },
+      { id: 'ral7016', name: 'Anthracite', side: 'outside' },
+    ],
+    pricingRules,
+  });
+  if (!template) throw new Error(`test template is invalid: ${JSON.stringify(errors)}`);
+  return template;
+}
+
+function configure(template: TemplateBody, input: Record<string, unknown>): Configuration {
+  const { configuration, errors } = validateConfiguration(template, input);
+  if (!configuration) throw new Error(`test configuration is invalid: ${JSON.stringify(errors)}`);
+  return configuration;
+}
+
+/** 1200 × 1400 mm (1.68 m², 5.2 m around) with two 600 × 1400 mm sashes (0.84 m², 4.0 m around each). */
+const twoSashes = {
+  width: 1200,
+  height: 1400,
+  components: [
+    { id: 'c1', componentId: 'TT', width: 600, height: 1400 },
+    { id: 'c2', componentId: 'TT', width: 600, height: 1400 },
+  ],
+};
+
+function price(rules: unknown[], input: Record<string, unknown> = twoSashes, currency = 'EUR'): BasePricing {
+  const template = catalog(rules);
+  return priceConfiguration(template, TEMPLATE_ID, configure(template, input), currency);
+}
+
+const lines = (pricing: BasePricing) => pricing.lineItems.map((l) => [l.itemKey, l.unitPrice]);
+
+describe('priceConfiguration', () => {
+  describe('given a fixed rule', () => {
+    it('then the template charges it once, as the base price', () => {
+      const pricing = price([{ level: 'template', calculation: 'fixed', amount: 50 }]);
+      expect(pricing).toEqual({
+        lineItems: [{
+          description: 'Base price', quantity: 1, unitPrice: 50, total: 50,
+          itemType: 'other', itemKey: 'product:tpl_1:0', sortOffset: 0,
+        }],
+        subtotal: 50,
+      });
+    });
+
+    it('then a template rule keeps the item type it names', () => {
+      const pricing = price([{ level: 'template', calculation: 'fixed', amount: 15, itemType: 'separator', description: 'Mullion' }]);
+      expect(pricing.lineItems[0]).toMatchObject({ description: 'Mullion', itemType: 'separator' });
+    });
+
+    it('then a component rule charges once however many instances there are', () => {
+      const pricing = price([{ level: 'component', target: 'TT', calculation: 'fixed', amount: 20 }]);
+      expect(lines(pricing)).toEqual([['component:c1:TT', 20]]);
+    });
+  });
+
+  describe('given a perUnit rule', () => {
+    it('then a component rule charges every instance, in component order', () => {
+      const pricing = price([{ level: 'component', target: 'TT', calculation: 'perUnit', amount: 80 }]);
+      expect(pricing.lineItems.map((l) => [l.itemKey, l.description, l.itemType, l.total])).toEqual([
+        ['component:c1:TT', 'Tilt-turn sash', 'window', 80],
+        ['component:c2:TT', 'Tilt-turn sash', 'window', 80],
+      ]);
+      expect(pricing.subtotal).toBe(160);
+    });
+
+    it('then doors and panels get their own line types', () => {
+      const pricing = price(
+        [
+          { level: 'component', target: 'SD', calculation: 'perUnit', amount: 900 },
+          { level: 'component', target: 'P', calculation: 'perUnit', amount: 120 },
+        ],
+        {
+          width: 2000,
+          height: 2200,
+          components: [
+            { id: 'door', componentId: 'SD', width: 1500, height: 2200 },
+            { id: 'side', componentId: 'P', width: 500, height: 2200 },
+          ],
+        },
+      );
+      expect(pricing.lineItems.map((l) => [l.itemKey, l.itemType])).toEqual([['component:door:SD', 'door'], ['component:side:P', 'panel']]);
+    });
+
+    it('then an option rule charges each component carrying it, and a product option once', () => {
+      const pricing = price(
+        [
+          { level: 'option', target: 'hr3', calculation: 'perUnit', amount: 25 },
+          { level: 'option', target: 'screen', calculation: 'perUnit', amount: 35 },
+        ],
+        {
+          ...twoSashes,
+          components: [{ ...twoSashes.components[0], options: ['hr3'] }, { ...twoSashes.components[1], options: ['hr3'] }],
+          options: ['screen'],
+        },
+      );
+      expect(pricing.lineItems.map((l) => [l.itemKey, l.description, l.itemType, l.unitPrice])).toEqual([
+        ['option:c1:hr3', 'Triple glazing', 'material', 25],
+        ['option:c2:hr3', 'Triple glazing', 'material', 25],
+        ['option:product:screen', 'Insect screen', 'material', 35],
+      ]);
+    });
+
+    it('then an option nobody chose adds no line', () => {
+      expect(price([{ level: 'option', target: 'screen', calculation: 'perUnit', amount: 35 }]).lineItems).toEqual([]);
+    });
+  });
+
+  describe('given an area rule', () => {
+    it('then it charges the rate per m² of what it applies to', () => {
+      const pricing = price(
+        [
+          { level: 'template', calculation: 'area', rate: 100 }, // 1.68 m² → 168.00
+          { level: 'component', target: 'TT', calculation: 'area', rate: 90 }, // 0.84 m² → 75.60 each
+          { level: 'option', target: 'hr3', calculation: 'area', rate: 45 }, // on c2: 0.84 m² → 37.80
+          { level: 'option', target: 'screen', calculation: 'area', rate: 10 }, // product: 1.68 m² → 16.80
+        ],
+        { ...twoSashes, components: [twoSashes.components[0], { ...twoSashes.components[1], options: ['hr3'] }], options: ['screen'] },
+      );
+      expect(lines(pricing)).toEqual([
+        ['product:tpl_1:0', 168],
+        ['component:c1:TT', 75.6],
+        ['component:c2:TT', 75.6],
+        ['option:c2:hr3', 37.8],
+        ['option:product:screen', 16.8],
+      ]);
+      expect(pricing.subtotal).toBe(373.8);
+    });
+  });
+
+  describe('given a tieredArea rule', () => {
+    const tiered = [{ level: 'template', calculation: 'tieredArea', tiers: [{ upTo: 1, rate: 150 }, { upTo: 2, rate: 130 }, { upTo: null, rate: 110 }] }];
+
+    it('then an area exactly on a boundary takes the lower tier', () => {
+      expect(price(tiered, { width: 1000, height: 1000 }).subtotal).toBe(150); // 1 m² × 150
+    });
+
+    it('then an area inside a middle tier takes that tier for the whole area', () => {
+      expect(price(tiered, { width: 1200, height: 1400 }).subtotal).toBe(218.4); // 1.68 m² × 130
+    });
+
+    it('then an area beyond the last bound takes the open tier', () => {
+      expect(price(tiered, { width: 2500, height: 1000 }).subtotal).toBe(275); // 2.5 m² × 110
+    });
+
+    it('then a component rule measures each component', () => {
+      const pricing = price(
+        [{ level: 'component', target: 'TT', calculation: 'tieredArea', tiers: [{ upTo: 0.5, rate: 200 }, { upTo: null, rate: 100 }] }],
+        { width: 1200, height: 1400, components: [{ id: 'a', componentId: 'TT', width: 500, height: 1000 }, { id: 'b', componentId: 'TT', width: 700, height: 1000 }] },
+      );
+      expect(lines(pricing)).toEqual([['component:a:TT', 100], ['component:b:TT', 70]]); // 0.5 × 200, 0.7 × 100
+    });
+  });
+
+  describe('given a runningMetre rule', () => {
+    it('then it charges the rate per metre of perimeter', () => {
+      const pricing = price([
+        { level: 'template', calculation: 'runningMetre', rate: 12 }, // 2 × (1.2 + 1.4) = 5.2 m → 62.40
+        { level: 'component', target: 'TT', calculation: 'runningMetre', rate: 8.5 }, // 2 × (0.6 + 1.4) = 4 m → 34.00
+      ]);
+      expect(lines(pricing)).toEqual([['product:tpl_1:0', 62.4], ['component:c1:TT', 34], ['component:c2:TT', 34]]);
+    });
+  });
+
+  describe('given a material rule', () => {
+    const rules = [
+      { level: 'material', target: 'white', calculation: 'runningMetre', rate: 12 },
+      { level: 'material', target: 'ral7016', calculation: 'perUnit', amount: 40 },
+    ];
+
+    it('then it charges once for each side the material is chosen for', () => {
+      const pricing = price(rules, { ...twoSashes, insideColorId: 'white', outsideColorId: 'white' });
+      expect(pricing.lineItems.map((l) => [l.itemKey, l.description, l.itemType, l.unitPrice])).toEqual([
+        ['material:inside:white', 'White (inside)', 'material', 62.4],
+        ['material:outside:white', 'White (outside)', 'material', 62.4],
+      ]);
+    });
+
+    it('then each side is priced by the material chosen for it', () => {
+      const pricing = price(rules, { ...twoSashes, insideColorId: 'white', outsideColorId: 'ral7016' });
+      expect(lines(pricing)).toEqual([['material:inside:white', 62.4], ['material:outside:ral7016', 40]]);
+    });
+
+    it('then no colour chosen means no material line', () => {
+      expect(price(rules).lineItems).toEqual([]);
+    });
+  });
+
+  describe('given a percentage rule', () => {
+    it('then it charges a share of the lines before it, rounded half-up', () => {
+      const pricing = price([
+        { level: 'template', calculation: 'fixed', amount: 100 },
+        { level: 'template', calculation: 'fixed', amount: 33.33 },
+        { level: 'template', calculation: 'percentage', percent: 5 }, // 5% of 133.33 = 6.6665 → 6.67
+      ]);
+      expect(pricing.lineItems[2]).toEqual({
+        description: '5% surcharge', quantity: 1, unitPrice: 6.67, total: 6.67,
+        itemType: 'labor', itemKey: 'product:tpl_1:2', sortOffset: 20,
+      });
+      expect(pricing.subtotal).toBe(140);
+    });
+
+    it('then a later percentage includes an earlier one', () => {
+      const pricing = price([
+        { level: 'template', calculation: 'fixed', amount: 100 },
+        { level: 'template', calculation: 'percentage', percent: 10 }, // 10.00
+        { level: 'template', calculation: 'percentage', percent: 10 }, // 10% of 110 = 11.00
+      ]);
+      expect(pricing.lineItems.map((l) => l.total)).toEqual([100, 10, 11]);
+    });
+
+    it('then rules after it are not part of its base', () => {
+      const pricing = price([
+        { level: 'template', calculation: 'fixed', amount: 100 },
+        { level: 'template', calculation: 'percentage', percent: 10 },
+        { level: 'template', calculation: 'fixed', amount: 500 },
+      ]);
+      expect(pricing.lineItems.map((l) => l.total)).toEqual([100, 10, 500]);
+    });
+  });
+
+  describe('given a rule marked as labour', () => {
+    it('then its lines are labour whatever it prices', () => {
+      const pricing = price([{ level: 'component', target: 'TT', calculation: 'perUnit', amount: 45, itemType: 'labor', description: 'Fitting' }]);
+      expect(pricing.lineItems.map((l) => [l.description, l.itemType])).toEqual([['Fitting', 'labor'], ['Fitting', 'labor']]);
+    });
+  });
+
+  describe('given amounts that are not whole cents', () => {
+    it('then per-unit prices are computed in decimal and rounded half-up', () => {
+      // 0.7 m² × 1.15 = 0.805 exactly → 0.81 (binary floats give 0.8049999… → 0.80)
+      const pricing = price([{ level: 'component', target: 'TT', calculation: 'area', rate: 1.15 }], {
+        width: 1200, height: 1400, components: [{ id: 'c1', componentId: 'TT', width: 700, height: 1000 }],
+      });
+      expect(pricing.lineItems[0]).toMatchObject({ unitPrice: 0.81, total: 0.81 });
+    });
+
+    it('then yen are rounded to whole yen', () => {
+      const pricing = price([{ level: 'template', calculation: 'area', rate: 1234 }], twoSashes, 'JPY'); // 2073.12
+      expect(pricing.lineItems[0]).toMatchObject({ unitPrice: 2073, total: 2073 });
+    });
+
+    it('then dinar keep three decimals', () => {
+      const pricing = price([{ level: 'template', calculation: 'area', rate: 1.2345 }], twoSashes, 'KWD'); // 2.07396
+      expect(pricing.lineItems[0]).toMatchObject({ unitPrice: 2.074, total: 2.074 });
+    });
+  });
+
+  describe('given several identical units', () => {
+    it('then every line carries the unit amount as quantity and totals are quantity × rounded unit price', () => {
+      const pricing = price(
+        [
+          { level: 'template', calculation: 'fixed', amount: 33.333 }, // 33.33 each
+          { level: 'template', calculation: 'percentage', percent: 10 }, // 3.333 → 3.33 each
+        ],
+        { ...twoSashes, unitAmount: 3 },
+      );
+      expect(pricing.lineItems.map((l) => [l.quantity, l.unitPrice, l.total])).toEqual([[3, 33.33, 99.99], [3, 3.33, 9.99]]);
+      expect(pricing.subtotal).toBe(109.98);
+    });
+  });
+
+  describe('given rules at several levels', () => {
+    it('then lines follow rule order, then component order, with sort offsets in steps of 10', () => {
+      const pricing = price([
+        { level: 'component', target: 'TT', calculation: 'perUnit', amount: 1 },
+        { level: 'template', calculation: 'fixed', amount: 2 },
+      ]);
+      expect(pricing.lineItems.map((l) => [l.itemKey, l.sortOffset])).toEqual([
+        ['component:c1:TT', 0],
+        ['component:c2:TT', 10],
+        ['product:tpl_1:1', 20],
+      ]);
+    });
+  });
+
+  describe('given the example template and configuration of decisions §5', () => {
+    it('then the breakdown is as worked out by hand', () => {
+      const template = validateTemplate(exampleTemplateBody()).template!;
+      const configuration = validateConfiguration(template, exampleConfigurationInput()).configuration!;
+
+      const pricing = priceConfiguration(template, 'tpl_demo', configuration, 'EUR');
+
+      const line = (description: string, unitPrice: number, itemType: string, itemKey: string, sortOffset: number) =>
+        ({ description, quantity: 1, unitPrice, total: unitPrice, itemType, itemKey, sortOffset });
+      expect(pricing.lineItems).toEqual([
+        line('Frame', 50, 'other', 'product:tpl_demo:0', 0),
+        line('Base price', 184.8, 'other', 'product:tpl_demo:1', 10), // 1.2 × 1.4 = 1.68 m² > 1.5 → 110/m²
+        line('Tilt-turn sash', 75.6, 'window', 'component:c1:TT', 20), // 0.6 × 1.4 = 0.84 m² × 90
+        line('Tilt-turn sash', 80, 'window', 'component:c1:TT', 30),
+        line('Triple glazing', 37.8, 'material', 'option:c1:hr3', 40), // 0.84 m² × 45
+        line('Insect screen', 35, 'material', 'option:product:screen', 50),
+        line('Anthracite (outside)', 62.4, 'material', 'material:outside:ral7016', 60), // 5.2 m × 12
+        line('Installation', 26.28, 'labor', 'product:tpl_demo:7', 70), // 5% of 525.60
+      ]);
+      expect(pricing.subtotal).toBe(551.88);
+    });
+
+    it('then two units double every total', () => {
+      const template = validateTemplate(exampleTemplateBody()).template!;
+      const configuration = validateConfiguration(template, { ...exampleConfigurationInput(), unitAmount: 2 }).configuration!;
+      const pricing = priceConfiguration(template, 'tpl_demo', configuration, 'EUR');
+      expect(pricing.lineItems.every((l) => l.quantity === 2 && l.total === l.unitPrice * 2)).toBe(true);
+      expect(pricing.subtotal).toBe(1103.76);
+    });
+  });
+});

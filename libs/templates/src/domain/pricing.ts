@@ -1,0 +1,197 @@
+import Decimal from 'decimal.js';
+import { lineTotal, moneyDecimal, roundMoney, toMoneyNumber } from '@lib/shared';
+import { Configuration } from './configuration';
+import { ComponentType, ItemType, PriceTier, PricingRule, TemplateBody } from './template';
+import { TemplateIndex, indexTemplate } from './template-index';
+
+/** A line of the service's own price breakdown; it can be sent back unchanged as an adjustment line item. */
+export interface BaseLineItem {
+  description: string;
+  /** Always the configuration's unitAmount. */
+  quantity: number;
+  /** Per unit, rounded half-up to the currency's minor unit. */
+  unitPrice: number;
+  /** quantity × unitPrice, rounded to the minor unit. */
+  total: number;
+  itemType: ItemType;
+  itemKey: string;
+  sortOffset: number;
+}
+
+export interface BasePricing {
+  lineItems: BaseLineItem[];
+  /** Sum of the line totals. */
+  subtotal: number;
+}
+
+/** One place a rule applies to: the rectangle it measures and how its line is keyed and labelled. */
+interface RuleUse {
+  widthMm: number;
+  heightMm: number;
+  itemKey: string;
+  itemType: ItemType;
+  label: string;
+}
+
+/**
+ * The base price breakdown of a valid configuration of a valid template: one line per rule that
+ * applies, in rule order and, within a rule, in component order. All arithmetic is decimal; each
+ * per-unit amount is rounded once, to the minor unit of `currency`.
+ */
+export function priceConfiguration(
+  template: TemplateBody,
+  templateId: string,
+  configuration: Configuration,
+  currency: string,
+): BasePricing {
+  const index = indexTemplate(template);
+  const quantity = configuration.unitAmount;
+  const lineItems: BaseLineItem[] = [];
+  let unitPricesSoFar = moneyDecimal(0);
+  let subtotal = moneyDecimal(0);
+
+  template.pricingRules.forEach((rule, ruleIndex) => {
+    for (const use of usesOf(rule, ruleIndex, templateId, configuration, index)) {
+      // Every base line has the same quantity, so a percentage of the per-unit prices before it is
+      // the same share of their totals, and keeps quantity × unitPrice = total on this line too.
+      const amount =
+        rule.calculation === 'percentage'
+          ? unitPricesSoFar.times(ruleValue(rule, 'percent')).dividedBy(100)
+          : charge(rule, use);
+      const unitPrice = roundMoney(amount, currency);
+      const total = lineTotal(quantity, unitPrice, currency);
+      unitPricesSoFar = unitPricesSoFar.plus(unitPrice);
+      subtotal = subtotal.plus(total);
+      lineItems.push({
+        description: rule.description ?? use.label,
+        quantity,
+        unitPrice: toMoneyNumber(unitPrice),
+        total: toMoneyNumber(total),
+        itemType: rule.calculation === 'percentage' || rule.itemType === 'labor' ? 'labor' : use.itemType,
+        itemKey: use.itemKey,
+        sortOffset: lineItems.length * 10,
+      });
+    }
+  });
+  return { lineItems, subtotal: toMoneyNumber(subtotal) };
+}
+
+function componentItemType(type: ComponentType): ItemType {
+  switch (type) {
+    case 'SD':
+    case 'DD':
+      return 'door';
+    case 'panel':
+      return 'panel';
+    default:
+      return 'window'; // sashes and fixed glazing: F, TT, T, V, K, A
+  }
+}
+
+/**
+ * Where a rule applies. Component rules: every instance of the target component. Option rules:
+ * every component carrying the option, or the product for a product-level option. Material rules:
+ * each side (inside, outside) the material is chosen for. `fixed` on a component or option rule
+ * charges once, on its first use.
+ */
+function usesOf(
+  rule: PricingRule,
+  ruleIndex: number,
+  templateId: string,
+  configuration: Configuration,
+  index: TemplateIndex,
+): RuleUse[] {
+  const product = { widthMm: configuration.width, heightMm: configuration.height };
+  switch (rule.level) {
+    case 'template':
+      return [{
+        ...product,
+        itemKey: `product:${templateId}:${ruleIndex}`,
+        itemType: rule.itemType ?? 'other',
+        label: rule.calculation === 'percentage' ? `${ruleValue(rule, 'percent')}% surcharge` : 'Base price',
+      }];
+    case 'component': {
+      const component = index.components.get(ruleValue(rule, 'target'));
+      if (!component) return [];
+      const uses = configuration.components
+        .filter((c) => c.componentId === component.id)
+        .map((c) => ({
+          widthMm: c.width,
+          heightMm: c.height,
+          itemKey: `component:${c.id}:${component.id}`,
+          itemType: componentItemType(component.type),
+          label: component.name,
+        }));
+      return rule.calculation === 'fixed' ? uses.slice(0, 1) : uses;
+    }
+    case 'option': {
+      const option = index.options.get(ruleValue(rule, 'target'));
+      if (!option) return [];
+      const onComponents = configuration.components
+        .filter((c) => c.options.includes(option.id))
+        .map((c) => ({ widthMm: c.width, heightMm: c.height, owner: c.id }));
+      const onProduct = configuration.options.includes(option.id) ? [{ ...product, owner: 'product' }] : [];
+      const uses = [...onComponents, ...onProduct].map(({ owner, ...size }) => ({
+        ...size,
+        itemKey: `option:${owner}:${option.id}`,
+        itemType: 'material' as const,
+        label: option.name,
+      }));
+      return rule.calculation === 'fixed' ? uses.slice(0, 1) : uses;
+    }
+    case 'material': {
+      const material = index.materials.get(ruleValue(rule, 'target'));
+      if (!material) return [];
+      const chosen = { inside: configuration.insideColorId, outside: configuration.outsideColorId };
+      return (['inside', 'outside'] as const)
+        .filter((side) => chosen[side] === material.id)
+        .map((side) => ({
+          ...product,
+          itemKey: `material:${side}:${material.id}`,
+          itemType: 'material' as const,
+          label: `${material.name} (${side})`,
+        }));
+    }
+  }
+}
+
+/** The unrounded per-unit amount of a non-percentage rule for one use. */
+function charge(rule: PricingRule, use: RuleUse): Decimal {
+  switch (rule.calculation) {
+    case 'fixed':
+    case 'perUnit':
+      return moneyDecimal(ruleValue(rule, 'amount'));
+    case 'area':
+      return moneyDecimal(ruleValue(rule, 'rate')).times(areaM2(use));
+    case 'tieredArea': {
+      const area = areaM2(use);
+      return moneyDecimal(tierFor(ruleValue(rule, 'tiers'), area).rate).times(area);
+    }
+    case 'runningMetre':
+      return moneyDecimal(ruleValue(rule, 'rate')).times(perimeterM(use));
+    case 'percentage':
+      throw new Error('percentage rules are priced from the lines before them');
+  }
+}
+
+function areaM2(use: RuleUse): Decimal {
+  return moneyDecimal(use.widthMm).times(use.heightMm).dividedBy(1_000_000);
+}
+
+function perimeterM(use: RuleUse): Decimal {
+  return moneyDecimal(use.widthMm).plus(use.heightMm).times(2).dividedBy(1000);
+}
+
+/** The first band whose `upTo` the area does not exceed; the open last band catches the rest. */
+function tierFor(tiers: readonly PriceTier[], area: Decimal): PriceTier {
+  return tiers.find((t) => t.upTo === null || area.lte(t.upTo)) ?? tiers[tiers.length - 1];
+}
+
+/** A field the template validator guarantees for this calculation; missing means an unvalidated template. */
+function ruleValue<K extends 'amount' | 'rate' | 'tiers' | 'percent' | 'target'>(rule: PricingRule, key: K): NonNullable<PricingRule[K]> {
+  const value = rule[key];
+  if (value === undefined || value === null) {
+    throw new Error(`Pricing rule (${rule.level}/${rule.calculation}) has no ${key}; validate the template first`);
+  }
+  return value as NonNullable<PricingRule[K]>;
+}
