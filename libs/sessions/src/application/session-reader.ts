@@ -1,0 +1,99 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ReadStore } from '@lib/read-store';
+import { OrganizationDirectory } from '@lib/organizations';
+import { APP_CONFIG, Clock, NotFound, Unauthorized, type AppConfig } from '@lib/shared';
+import { currentAdjustment, sessionStatus } from '../domain/session.decider';
+import { SESSIONS, type SessionDocument } from '../projections/sessions.projection';
+import { customerTokenMatches } from './customer-token';
+
+export interface SessionReadContext {
+  now: number;
+  idleTtlMs: number;
+}
+
+export interface LivePricingSettings {
+  externalPricingEnabled: boolean;
+  /** customer-facing wait for an external price (callback.timeoutMs) */
+  pricingTimeoutMs: number;
+}
+
+/** The configuration-session object of api-v1, plus when the session was started, last used and will expire. */
+export function toSessionObject(session: SessionDocument, { now, idleTtlMs }: SessionReadContext) {
+  return {
+    sessionId: session.id,
+    organizationId: session.organizationId,
+    templateId: session.templateId,
+    origin: session.origin,
+    status: sessionStatus(session.status, session.lastActivityAt, now, idleTtlMs),
+    configuration: session.configuration,
+    configHash: session.configHash,
+    submissionId: session.submissionId,
+    locale: session.locale,
+    basePricing: session.basePricing,
+    adjustments: currentAdjustment(session.adjustment, session.configHash),
+    createdAt: session.createdAt,
+    lastActivityAt: session.lastActivityAt,
+    expiresAt: session.lastActivityAt + idleTtlMs,
+  };
+}
+
+/**
+ * decisions §6: what the customer sees. `pricing` is the external breakdown when the external
+ * system has answered for the current configHash, else the base breakdown; `awaitingExternal`
+ * tells the configurator to keep waiting for a live price (live pricing on, configuration
+ * active, and still within the organization's pricing timeout since it changed).
+ */
+export function toStorefrontSession(session: SessionDocument, context: SessionReadContext, live: LivePricingSettings) {
+  const object = toSessionObject(session, context);
+  if (object.adjustments) {
+    const { lineItems, subtotal } = object.adjustments;
+    return { ...object, pricing: { source: 'external' as const, lineItems, subtotal, awaitingExternal: false } };
+  }
+  const awaitingExternal =
+    live.externalPricingEnabled &&
+    object.status === 'active' &&
+    session.configuredAt !== null &&
+    context.now - session.configuredAt < live.pricingTimeoutMs;
+  return { ...object, pricing: { source: 'base' as const, lineItems: session.basePricing.lineItems, subtotal: session.basePricing.subtotal, awaitingExternal } };
+}
+
+export type StorefrontSession = ReturnType<typeof toStorefrontSession>;
+
+/** Finds sessions for their customer (token checked in constant time) and presents them. */
+@Injectable()
+export class SessionReader {
+  constructor(
+    private readonly reads: ReadStore,
+    private readonly organizations: OrganizationDirectory,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async find(sessionId: string): Promise<SessionDocument | null> {
+    return this.reads.get<SessionDocument>(SESSIONS, sessionId);
+  }
+
+  /** 401 without a well-formed token or with another session's token; 404 for an unknown session. */
+  async authorize(sessionId: string, customerToken: string | null): Promise<SessionDocument> {
+    if (!customerToken) throw new Unauthorized('The customer token of the session is required: Authorization: Bearer <customerToken>.');
+    const session = await this.find(sessionId);
+    if (!session) throw new NotFound('Session');
+    if (!customerTokenMatches(customerToken, session.customerTokenHash)) throw new Unauthorized('The customer token does not belong to this session.');
+    return session;
+  }
+
+  isExpired(session: SessionDocument): boolean {
+    return sessionStatus(session.status, session.lastActivityAt, this.clock.now(), this.config.sessionIdleTtlMs) === 'expired';
+  }
+
+  async present(sessionId: string): Promise<StorefrontSession> {
+    const session = await this.find(sessionId);
+    if (!session) throw new NotFound('Session');
+    const organization = await this.organizations.get(session.organizationId);
+    return toStorefrontSession(
+      session,
+      { now: this.clock.now(), idleTtlMs: this.config.sessionIdleTtlMs },
+      { externalPricingEnabled: organization.settings.externalPricingEnabled, pricingTimeoutMs: organization.settings.pricingTimeoutMs },
+    );
+  }
+}

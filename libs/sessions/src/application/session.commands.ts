@@ -1,0 +1,252 @@
+import { Inject } from '@nestjs/common';
+import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { RecordSubmissionContact } from '@lib/contacts';
+import { AggregateRepository } from '@lib/event-sourcing';
+import { OrganizationDirectory } from '@lib/organizations';
+import { APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, computeTotals, lineTotal, stripHtml, toMoneyNumber, type AppConfig } from '@lib/shared';
+import { CreateSubmission, type SubmissionCustomer } from '@lib/submissions';
+import { TemplateDirectory, configHash, priceConfiguration, validateConfiguration } from '@lib/templates';
+import { assertCustomerMayWrite, sessionDecider, type SessionState } from '../domain/session.decider';
+import { SessionNotConfigured } from '../domain/session.errors';
+import { sessionStream, type Adjustment, type SessionLocale, type SessionOrigin } from '../domain/session.events';
+import { generateCustomerToken, hashCustomerToken } from './customer-token';
+
+const customerActor = (sessionId: string) => `customer:${sessionId}`;
+
+type LoadedSession = SessionState & { sessionId: string; organizationId: string; templateId: string; locale: SessionLocale; origin: SessionOrigin };
+
+async function loadSession(repository: AggregateRepository, sessionId: string): Promise<LoadedSession> {
+  const { state } = await repository.load(sessionDecider, sessionStream(sessionId));
+  if (!state.exists) throw new NotFound('Session');
+  return state as LoadedSession;
+}
+
+/** decisions §6: starts a configuration session on an organization's template; the locale defaults to the organization's. */
+export class StartSession {
+  constructor(
+    readonly organizationId: string,
+    readonly templateId: string,
+    readonly origin: SessionOrigin = 'storefront',
+    readonly locale?: SessionLocale,
+  ) {}
+}
+
+export interface StartedSession {
+  sessionId: string;
+  /** shown only here; the session stores its hash */
+  customerToken: string;
+}
+
+@CommandHandler(StartSession)
+export class StartSessionHandler implements ICommandHandler<StartSession, StartedSession> {
+  constructor(
+    private readonly repository: AggregateRepository,
+    private readonly organizations: OrganizationDirectory,
+    private readonly templates: TemplateDirectory,
+    private readonly ids: IdGenerator,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ organizationId, templateId, origin, locale }: StartSession): Promise<StartedSession> {
+    const organization = await this.organizations.get(organizationId);
+    await this.templates.get(organizationId, templateId);
+    const sessionId = this.ids.next('ses');
+    const customerToken = generateCustomerToken();
+    await this.repository.handle(
+      sessionDecider,
+      sessionStream(sessionId),
+      {
+        type: 'startSession',
+        sessionId,
+        organizationId,
+        templateId,
+        origin,
+        locale: locale ?? organization.locale,
+        customerTokenHash: hashCustomerToken(customerToken),
+        at: this.clock.now(),
+      },
+      { metadata: { actor: customerActor(sessionId) } },
+    );
+    return { sessionId, customerToken };
+  }
+}
+
+/** The customer saves a configuration (decisions §5): validated and priced against the session's template. */
+export class ChangeSessionConfiguration {
+  constructor(
+    readonly sessionId: string,
+    /** unvalidated body; the handler validates it and fails with ValidationFailed */
+    readonly configuration: unknown,
+  ) {}
+}
+
+export interface ConfigurationChangeResult {
+  configHash: string;
+  /** false when the configuration hashes as before: nothing was recorded */
+  changed: boolean;
+}
+
+@CommandHandler(ChangeSessionConfiguration)
+export class ChangeSessionConfigurationHandler implements ICommandHandler<ChangeSessionConfiguration, ConfigurationChangeResult> {
+  constructor(
+    private readonly repository: AggregateRepository,
+    private readonly organizations: OrganizationDirectory,
+    private readonly templates: TemplateDirectory,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async execute({ sessionId, configuration: input }: ChangeSessionConfiguration): Promise<ConfigurationChangeResult> {
+    const session = await loadSession(this.repository, sessionId);
+    const at = this.clock.now();
+    const idleTtlMs = this.config.sessionIdleTtlMs;
+    // An expired or submitted session refuses the write whatever the body holds.
+    assertCustomerMayWrite(session, at, idleTtlMs);
+    const template = await this.templates.get(session.organizationId, session.templateId);
+    const { configuration, errors } = validateConfiguration(template.body, input);
+    if (!configuration) throw new ValidationFailed(errors);
+    const organization = await this.organizations.get(session.organizationId);
+    const hash = configHash(configuration);
+    const basePricing = priceConfiguration(template.body, template.id, configuration, organization.currency);
+    const { newEvents } = await this.repository.handle(
+      sessionDecider,
+      sessionStream(sessionId),
+      { type: 'changeConfiguration', configuration, configHash: hash, basePricing, at, idleTtlMs },
+      { metadata: { actor: customerActor(sessionId) }, what: 'The session' },
+    );
+    return { configHash: hash, changed: newEvents.length > 0 };
+  }
+}
+
+/**
+ * The customer submits (api-v1 session lifecycle): the configuration is checked and priced again
+ * against the template as it is now, the session moves to `submitted` (freezing a matching
+ * adjustment), then the submission and the customer's contact are recorded. The session is
+ * written first: its expected revision is what makes a double submit impossible.
+ */
+export class SubmitSession {
+  constructor(
+    readonly sessionId: string,
+    /** validated and plain-text at the edge */
+    readonly customer: SubmissionCustomer,
+  ) {}
+}
+
+@CommandHandler(SubmitSession)
+export class SubmitSessionHandler implements ICommandHandler<SubmitSession, { submissionId: string }> {
+  constructor(
+    private readonly repository: AggregateRepository,
+    private readonly commands: CommandBus,
+    private readonly organizations: OrganizationDirectory,
+    private readonly templates: TemplateDirectory,
+    private readonly ids: IdGenerator,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async execute({ sessionId, customer }: SubmitSession): Promise<{ submissionId: string }> {
+    const session = await loadSession(this.repository, sessionId);
+    const at = this.clock.now();
+    const idleTtlMs = this.config.sessionIdleTtlMs;
+    assertCustomerMayWrite(session, at, idleTtlMs);
+    if (!session.configuration || !session.configHash) throw new SessionNotConfigured();
+
+    const template = await this.templates.get(session.organizationId, session.templateId);
+    const { configuration, errors } = validateConfiguration(template.body, session.configuration);
+    if (!configuration) {
+      throw new ValidationFailed(
+        errors.map((e) => ({ path: e.path ? `configuration.${e.path}` : 'configuration', message: e.message })),
+        'The configuration is no longer valid for the template; change it and submit again.',
+      );
+    }
+    const organization = await this.organizations.get(session.organizationId);
+    const basePricing = priceConfiguration(template.body, template.id, configuration, organization.currency);
+    const submissionId = this.ids.next('sub');
+    const actor = customerActor(sessionId);
+
+    const { newEvents } = await this.repository.handle(
+      sessionDecider,
+      sessionStream(sessionId),
+      { type: 'submitSession', submissionId, customer, configHash: session.configHash, basePricing, at, idleTtlMs },
+      { metadata: { actor }, what: 'The session' },
+    );
+    const submitted = newEvents[0];
+    if (submitted?.type !== 'session.v1.submitted') throw new Error('submitting a session produced no submitted event');
+
+    await this.commands.execute(
+      new CreateSubmission(
+        session.organizationId,
+        submissionId,
+        sessionId,
+        session.templateId,
+        customer,
+        submitted.data.configuration as unknown as Record<string, unknown>,
+        submitted.data.configHash,
+        basePricing,
+        submitted.data.externalPricing,
+        session.locale,
+        session.origin,
+        actor,
+      ),
+    );
+    await this.commands.execute(new RecordSubmissionContact(session.organizationId, submissionId, customer, actor));
+    return { submissionId };
+  }
+}
+
+/** One line of an external price breakdown, validated at the edge (api-v1 adjustment line item). */
+export interface AdjustmentLineInput {
+  description: string;
+  quantity: number;
+  unitPrice: number;
+  itemType?: string;
+  itemKey?: string;
+  sortOffset?: number;
+  externalRef?: string;
+}
+
+/**
+ * Records the external system's breakdown for a configHash (api-v1 PUT adjustments, full replace).
+ * Capability-token, plan and window checks belong to the caller; this enforces the session rules:
+ * 410 when expired, 409 `stale_config_hash` when the hash is no longer current.
+ */
+export class RecordSessionAdjustment {
+  constructor(
+    readonly sessionId: string,
+    readonly configHash: string,
+    readonly lineItems: AdjustmentLineInput[],
+    readonly actor: string,
+  ) {}
+}
+
+@CommandHandler(RecordSessionAdjustment)
+export class RecordSessionAdjustmentHandler implements ICommandHandler<RecordSessionAdjustment, Adjustment> {
+  constructor(
+    private readonly repository: AggregateRepository,
+    private readonly organizations: OrganizationDirectory,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async execute({ sessionId, configHash: hash, lineItems, actor }: RecordSessionAdjustment): Promise<Adjustment> {
+    const session = await loadSession(this.repository, sessionId);
+    const { currency } = await this.organizations.get(session.organizationId);
+    const items = lineItems.map((item) => ({
+      ...item,
+      description: stripHtml(item.description),
+      itemType: item.itemType ?? 'other',
+      total: toMoneyNumber(lineTotal(item.quantity, item.unitPrice, currency)),
+    }));
+    const { subtotal } = computeTotals(items, 0, currency);
+    const at = this.clock.now();
+    await this.repository.handle(
+      sessionDecider,
+      sessionStream(sessionId),
+      { type: 'recordAdjustment', configHash: hash, lineItems: items, subtotal, at, idleTtlMs: this.config.sessionIdleTtlMs },
+      { metadata: { actor }, what: 'The session' },
+    );
+    return { configHash: hash, lineItems: items, subtotal, receivedAt: at };
+  }
+}
+
+export const SESSION_COMMAND_HANDLERS = [StartSessionHandler, ChangeSessionConfigurationHandler, SubmitSessionHandler, RecordSessionAdjustmentHandler];

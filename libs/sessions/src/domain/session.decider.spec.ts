@@ -1,0 +1,169 @@
+import { fold } from '@lib/event-sourcing';
+import { ConcurrentModification, NotFound, ValidationFailed } from '@lib/shared';
+import type { SubmissionCustomer } from '@lib/submissions';
+import { configHash, priceConfiguration, validateConfiguration, validateTemplate, type Configuration } from '@lib/templates';
+import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
+import { currentAdjustment, isIdleExpired, sessionDecider, sessionStatus, type SessionCommand } from './session.decider';
+import { SessionAlreadySubmitted, SessionExpired, SessionNotConfigured, StaleConfigHash } from './session.errors';
+import type { SessionEvent } from './session.events';
+
+const TTL = 60_000;
+const template = validateTemplate(exampleTemplateBody()).template!;
+const configuration = validateConfiguration(template, exampleConfigurationInput()).configuration!;
+const hash = configHash(configuration);
+const pricing = priceConfiguration(template, 'tpl_1', configuration, 'EUR');
+const wider: Configuration = { ...configuration, width: 1300 };
+const widerHash = configHash(wider);
+const widerPricing = priceConfiguration(template, 'tpl_1', wider, 'EUR');
+const customer: SubmissionCustomer = { name: 'Ada', email: 'ada@example.com', phone: null, companyName: null, address: null, postalCode: null, city: null, country: null };
+
+const ids = { organizationId: 'org_a', sessionId: 'ses_1' };
+const started: SessionEvent = {
+  type: 'session.v1.started',
+  data: { ...ids, templateId: 'tpl_1', origin: 'storefront', locale: 'en', customerTokenHash: 'ab'.repeat(32), at: 1_000 },
+};
+const configured: SessionEvent = {
+  type: 'session.v1.configurationChanged',
+  data: { ...ids, templateId: 'tpl_1', locale: 'en', configuration, configHash: hash, previousConfigHash: null, basePricing: pricing, at: 2_000 },
+};
+const lines = [{ description: 'Window, all in', quantity: 1, unitPrice: 700, total: 700, itemType: 'window' }];
+const adjusted: SessionEvent = { type: 'session.v1.adjustmentReceived', data: { ...ids, configHash: hash, lineItems: lines, subtotal: 700, at: 2_500 } };
+const submitted: SessionEvent = {
+  type: 'session.v1.submitted',
+  data: { ...ids, templateId: 'tpl_1', submissionId: 'sub_1', customer, configuration, configHash: hash, basePricing: pricing, externalPricing: null, at: 3_000 },
+};
+
+function errorOf(act: () => unknown): Error {
+  try {
+    act();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected the command to be refused');
+}
+
+function when(given: SessionEvent[], command: SessionCommand): SessionEvent[] {
+  return sessionDecider.decide(command, fold(sessionDecider, given));
+}
+
+const configure = (at: number, c = wider, h = widerHash, p = widerPricing): SessionCommand => ({
+  type: 'changeConfiguration', configuration: c, configHash: h, basePricing: p, at, idleTtlMs: TTL,
+});
+const submit = (at: number, h = hash): SessionCommand => ({ type: 'submitSession', submissionId: 'sub_1', customer, configHash: h, basePricing: pricing, at, idleTtlMs: TTL });
+const adjust = (at: number, h = hash): SessionCommand => ({ type: 'recordAdjustment', configHash: h, lineItems: lines, subtotal: 700, at, idleTtlMs: TTL });
+
+describe('session decider', () => {
+  describe('given no session', () => {
+    it('when it is started, then session.v1.started records the token hash, never the token', () => {
+      const { data } = started as Extract<SessionEvent, { type: 'session.v1.started' }>;
+      expect(when([], { type: 'startSession', ...data })).toEqual([started]);
+    });
+
+    it('when it is configured, then it is not found', () => {
+      expect(() => when([], configure(2_000))).toThrow(NotFound);
+    });
+  });
+
+  describe('given a started session', () => {
+    it('when a configuration is saved, then configurationChanged carries it, its hash and price, with no previous hash', () => {
+      expect(when([started], configure(2_000, configuration, hash, pricing))).toEqual([configured]);
+    });
+
+    it('when it is submitted, then it needs a configuration first (422 on the configuration path)', () => {
+      const error = errorOf(() => when([started], submit(2_000)));
+      expect(error).toBeInstanceOf(SessionNotConfigured);
+      expect((error as ValidationFailed).fields).toEqual([expect.objectContaining({ path: 'configuration' })]);
+    });
+
+    it('when it is written after the idle limit, then it has expired', () => {
+      expect(() => when([started], configure(1_000 + TTL + 1))).toThrow(SessionExpired);
+    });
+
+    it('when it is written exactly at the idle limit, then it still accepts the write', () => {
+      expect(when([started], configure(1_000 + TTL))).toHaveLength(1);
+    });
+  });
+
+  describe('given a configured session', () => {
+    it('when the same configuration is saved again, then nothing is recorded', () => {
+      expect(when([started, configured], configure(2_500, configuration, hash, pricing))).toEqual([]);
+    });
+
+    it('when another configuration is saved, then the event names the previous hash', () => {
+      const [event] = when([started, configured], configure(2_500));
+      expect(event).toMatchObject({ type: 'session.v1.configurationChanged', data: { configHash: widerHash, previousConfigHash: hash, at: 2_500 } });
+    });
+
+    it('when an adjustment for the current hash arrives, then it is recorded', () => {
+      expect(when([started, configured], adjust(2_500))).toEqual([adjusted]);
+    });
+
+    it('when an adjustment for another hash arrives, then it is stale and names the current hash', () => {
+      const error = errorOf(() => when([started, configured], adjust(2_500, widerHash)));
+      expect(error).toBeInstanceOf(StaleConfigHash);
+      expect((error as StaleConfigHash).details).toEqual({ currentConfigHash: hash });
+    });
+
+    it('when it is submitted without an adjustment, then nothing is frozen', () => {
+      expect(when([started, configured], submit(3_000))).toEqual([submitted]);
+    });
+
+    it('when it is submitted while the configuration changed since it was priced, then it is a conflict', () => {
+      expect(() => when([started, configured], submit(3_000, widerHash))).toThrow(ConcurrentModification);
+    });
+  });
+
+  describe('given an adjustment for the current configuration', () => {
+    it('when it is submitted, then the adjustment is frozen onto the submission', () => {
+      const [event] = when([started, configured, adjusted], submit(3_000));
+      expect(event).toMatchObject({ type: 'session.v1.submitted', data: { externalPricing: { configHash: hash, lineItems: lines, subtotal: 700, receivedAt: 2_500 } } });
+    });
+
+    it('when the configuration changes and then it is submitted, then the old adjustment is not frozen', () => {
+      const changed = when([started, configured, adjusted], configure(2_600));
+      const [event] = when([started, configured, adjusted, ...changed], submit(3_000, widerHash));
+      expect(event).toMatchObject({ type: 'session.v1.submitted', data: { configHash: widerHash, externalPricing: null } });
+    });
+
+    it('then adjustments do not count as customer activity', () => {
+      // configured at 2_000, adjusted at 2_500: the idle time still runs from 2_000
+      expect(() => when([started, configured, adjusted], configure(2_000 + TTL + 1))).toThrow(SessionExpired);
+    });
+  });
+
+  describe('given a submitted session', () => {
+    it('when the configuration is changed, then it is refused as already submitted', () => {
+      expect(() => when([started, configured, submitted], configure(3_500))).toThrow(SessionAlreadySubmitted);
+    });
+
+    it('when it is submitted again, then it is refused and names the submission', () => {
+      const error = errorOf(() => when([started, configured, submitted], submit(3_500)));
+      expect(error).toBeInstanceOf(SessionAlreadySubmitted);
+      expect((error as SessionAlreadySubmitted).details).toEqual({ submissionId: 'sub_1' });
+    });
+
+    it('when an adjustment for the final hash arrives, then it is still recorded (it freezes late)', () => {
+      expect(when([started, configured, submitted], adjust(3_500))).toHaveLength(1);
+    });
+
+    it('when it is written after the idle limit, then expiry wins', () => {
+      expect(() => when([started, configured, submitted], configure(3_000 + TTL + 1))).toThrow(SessionExpired);
+      expect(() => when([started, configured, submitted], adjust(3_000 + TTL + 1))).toThrow(SessionExpired);
+    });
+  });
+
+  describe('derived state', () => {
+    it('a session is expired only when idle for more than the limit', () => {
+      expect(isIdleExpired(1_000, 1_000 + TTL, TTL)).toBe(false);
+      expect(sessionStatus('submitted', 1_000, 1_000 + TTL + 1, TTL)).toBe('expired');
+      expect(sessionStatus('active', 1_000, 1_500, TTL)).toBe('active');
+    });
+
+    it('an adjustment counts only for the hash it was written for', () => {
+      const adjustment = { configHash: hash, lineItems: lines, subtotal: 700, receivedAt: 2_500 };
+      expect(currentAdjustment(adjustment, hash)).toBe(adjustment);
+      expect(currentAdjustment(adjustment, widerHash)).toBeNull();
+      expect(currentAdjustment(null, hash)).toBeNull();
+    });
+  });
+});

@@ -1,0 +1,214 @@
+import type { Decider } from '@lib/event-sourcing';
+import { ConcurrentModification, NotFound } from '@lib/shared';
+import type { FrozenPricing, PricingBreakdown, SubmissionCustomer } from '@lib/submissions';
+import type { Configuration } from '@lib/templates';
+import { SessionAlreadySubmitted, SessionExpired, SessionNotConfigured, StaleConfigHash } from './session.errors';
+import type { Adjustment, AdjustmentLineItem, SessionEvent, SessionLocale, SessionOrigin } from './session.events';
+
+export type StoredSessionStatus = 'active' | 'submitted';
+/** `expired` is never stored: it is derived from the idle time whenever the session is read or written. */
+export type SessionStatus = StoredSessionStatus | 'expired';
+
+export interface SessionState {
+  exists: boolean;
+  sessionId: string | null;
+  organizationId: string | null;
+  templateId: string | null;
+  origin: SessionOrigin | null;
+  locale: SessionLocale | null;
+  status: StoredSessionStatus;
+  configuration: Configuration | null;
+  configHash: string | null;
+  basePricing: PricingBreakdown;
+  /** the latest external write; it belongs to the configuration with its configHash */
+  adjustment: Adjustment | null;
+  submissionId: string | null;
+  lastActivityAt: number;
+}
+
+/** Time and the idle limit arrive with each write, so expiry is decided without a clock. */
+interface Timed {
+  at: number;
+  idleTtlMs: number;
+}
+
+export type SessionCommand =
+  | {
+      type: 'startSession';
+      sessionId: string;
+      organizationId: string;
+      templateId: string;
+      origin: SessionOrigin;
+      locale: SessionLocale;
+      customerTokenHash: string;
+      at: number;
+    }
+  | ({ type: 'changeConfiguration'; configuration: Configuration; configHash: string; basePricing: PricingBreakdown } & Timed)
+  | ({
+      type: 'submitSession';
+      submissionId: string;
+      customer: SubmissionCustomer;
+      /** the hash the caller validated and priced; a different current hash means the configuration changed meanwhile */
+      configHash: string;
+      basePricing: PricingBreakdown;
+    } & Timed)
+  | ({ type: 'recordAdjustment'; configHash: string; lineItems: AdjustmentLineItem[]; subtotal: number } & Timed);
+
+export const EMPTY_PRICING: PricingBreakdown = { lineItems: [], subtotal: 0 };
+
+const initialState = (): SessionState => ({
+  exists: false,
+  sessionId: null,
+  organizationId: null,
+  templateId: null,
+  origin: null,
+  locale: null,
+  status: 'active',
+  configuration: null,
+  configHash: null,
+  basePricing: EMPTY_PRICING,
+  adjustment: null,
+  submissionId: null,
+  lastActivityAt: 0,
+});
+
+/** decisions §7: idle for more than SESSION_IDLE_TTL_MS since the customer's last write. */
+export function isIdleExpired(lastActivityAt: number, now: number, idleTtlMs: number): boolean {
+  return now - lastActivityAt > idleTtlMs;
+}
+
+export function sessionStatus(stored: StoredSessionStatus, lastActivityAt: number, now: number, idleTtlMs: number): SessionStatus {
+  return isIdleExpired(lastActivityAt, now, idleTtlMs) ? 'expired' : stored;
+}
+
+/** The adjustment that prices the current configuration, if the external system has answered for it. */
+export function currentAdjustment(adjustment: Adjustment | null, configHash: string | null): Adjustment | null {
+  return adjustment && configHash !== null && adjustment.configHash === configHash ? adjustment : null;
+}
+
+type ExistingSession = SessionState & { sessionId: string; organizationId: string; templateId: string; locale: SessionLocale };
+
+function existing(state: SessionState): ExistingSession {
+  if (!state.exists) throw new NotFound('Session');
+  return state as ExistingSession;
+}
+
+/** The customer's writes: refused on an expired session (410), and on a submitted one (409). */
+export function assertCustomerMayWrite(state: SessionState, at: number, idleTtlMs: number): void {
+  if (isIdleExpired(state.lastActivityAt, at, idleTtlMs)) throw new SessionExpired();
+  if (state.status === 'submitted') throw new SessionAlreadySubmitted(state.submissionId!);
+}
+
+function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
+  switch (command.type) {
+    case 'startSession': {
+      if (state.exists) throw new ConcurrentModification('The session');
+      const { type: _type, ...data } = command;
+      return [{ type: 'session.v1.started', data }];
+    }
+    case 'changeConfiguration': {
+      const session = existing(state);
+      assertCustomerMayWrite(session, command.at, command.idleTtlMs);
+      if (command.configHash === session.configHash) return [];
+      return [
+        {
+          type: 'session.v1.configurationChanged',
+          data: {
+            organizationId: session.organizationId,
+            sessionId: session.sessionId,
+            templateId: session.templateId,
+            locale: session.locale,
+            configuration: command.configuration,
+            configHash: command.configHash,
+            previousConfigHash: session.configHash,
+            basePricing: command.basePricing,
+            at: command.at,
+          },
+        },
+      ];
+    }
+    case 'submitSession': {
+      const session = existing(state);
+      assertCustomerMayWrite(session, command.at, command.idleTtlMs);
+      if (!session.configuration || !session.configHash) throw new SessionNotConfigured();
+      if (command.configHash !== session.configHash) throw new ConcurrentModification('The configuration');
+      const adjustment = currentAdjustment(session.adjustment, session.configHash);
+      const externalPricing: FrozenPricing | null = adjustment ? { ...adjustment } : null;
+      return [
+        {
+          type: 'session.v1.submitted',
+          data: {
+            organizationId: session.organizationId,
+            sessionId: session.sessionId,
+            templateId: session.templateId,
+            submissionId: command.submissionId,
+            customer: command.customer,
+            configuration: session.configuration,
+            configHash: session.configHash,
+            basePricing: command.basePricing,
+            externalPricing,
+            at: command.at,
+          },
+        },
+      ];
+    }
+    case 'recordAdjustment': {
+      const session = existing(state);
+      // External writes are not customer activity: they neither refresh nor escape the idle limit.
+      if (isIdleExpired(session.lastActivityAt, command.at, command.idleTtlMs)) throw new SessionExpired();
+      if (command.configHash !== session.configHash) throw new StaleConfigHash(session.configHash);
+      return [
+        {
+          type: 'session.v1.adjustmentReceived',
+          data: {
+            organizationId: session.organizationId,
+            sessionId: session.sessionId,
+            configHash: command.configHash,
+            lineItems: command.lineItems,
+            subtotal: command.subtotal,
+            at: command.at,
+          },
+        },
+      ];
+    }
+  }
+}
+
+function evolve(state: SessionState, event: SessionEvent): SessionState {
+  switch (event.type) {
+    case 'session.v1.started':
+      return {
+        ...state,
+        exists: true,
+        sessionId: event.data.sessionId,
+        organizationId: event.data.organizationId,
+        templateId: event.data.templateId,
+        origin: event.data.origin,
+        locale: event.data.locale,
+        lastActivityAt: event.data.at,
+      };
+    case 'session.v1.configurationChanged':
+      return {
+        ...state,
+        configuration: event.data.configuration,
+        configHash: event.data.configHash,
+        basePricing: event.data.basePricing,
+        lastActivityAt: event.data.at,
+      };
+    case 'session.v1.adjustmentReceived':
+      return {
+        ...state,
+        adjustment: { configHash: event.data.configHash, lineItems: event.data.lineItems, subtotal: event.data.subtotal, receivedAt: event.data.at },
+      };
+    case 'session.v1.submitted':
+      return {
+        ...state,
+        status: 'submitted',
+        submissionId: event.data.submissionId,
+        basePricing: event.data.basePricing,
+        lastActivityAt: event.data.at,
+      };
+  }
+}
+
+export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent> = { initialState, decide, evolve };

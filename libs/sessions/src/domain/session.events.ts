@@ -1,0 +1,71 @@
+import type { FrozenPricing, PricedLineItem, PricingBreakdown, SubmissionCustomer } from '@lib/submissions';
+import type { Configuration } from '@lib/templates';
+
+export const SESSION_ORIGINS = ['storefront', 'embed', 'org_customize'] as const;
+export type SessionOrigin = (typeof SESSION_ORIGINS)[number];
+
+export const SESSION_LOCALES = ['en', 'de', 'nl'] as const;
+export type SessionLocale = (typeof SESSION_LOCALES)[number];
+
+/** A live-pricing write for one configHash (api-v1 session `adjustments`). */
+export type Adjustment = FrozenPricing;
+export type AdjustmentLineItem = PricedLineItem;
+
+/**
+ * The configuration-session aggregate (stream `session-<id>`). `configurationChanged` is emitted
+ * only when the configHash changes, so every such event is a new hash: live pricing hangs its
+ * `pricing.calculated` (context `configuration`) on it. `submitted` carries the frozen adjustment
+ * when one matched the final hash, else null (then live pricing sends context `submission`).
+ */
+export type SessionEvent =
+  | {
+      type: 'session.v1.started';
+      data: {
+        organizationId: string;
+        sessionId: string;
+        templateId: string;
+        origin: SessionOrigin;
+        locale: SessionLocale;
+        /** SHA-256 of the customer token; the token itself is never stored */
+        customerTokenHash: string;
+        at: number;
+      };
+    }
+  | {
+      type: 'session.v1.configurationChanged';
+      data: {
+        organizationId: string;
+        sessionId: string;
+        templateId: string;
+        locale: SessionLocale;
+        configuration: Configuration;
+        configHash: string;
+        /** null for the session's first configuration */
+        previousConfigHash: string | null;
+        basePricing: PricingBreakdown;
+        at: number;
+      };
+    }
+  | {
+      type: 'session.v1.adjustmentReceived';
+      data: { organizationId: string; sessionId: string; configHash: string; lineItems: AdjustmentLineItem[]; subtotal: number; at: number };
+    }
+  | {
+      type: 'session.v1.submitted';
+      data: {
+        organizationId: string;
+        sessionId: string;
+        templateId: string;
+        submissionId: string;
+        customer: SubmissionCustomer;
+        configuration: Configuration;
+        configHash: string;
+        /** priced again at submit time, against the template as it is then */
+        basePricing: PricingBreakdown;
+        externalPricing: FrozenPricing | null;
+        at: number;
+      };
+    };
+
+export const SESSION_STREAM = 'session-';
+export const sessionStream = (sessionId: string) => `${SESSION_STREAM}${sessionId}`;

@@ -1,0 +1,86 @@
+import { collectionName, type Projection, type ProjectedDocument } from '@lib/event-sourcing';
+import type { RecordedEvent } from '@lib/event-store';
+import type { PricingBreakdown } from '@lib/submissions';
+import type { Configuration } from '@lib/templates';
+import type { StoredSessionStatus } from '../domain/session.decider';
+import { SESSION_STREAM, type Adjustment, type SessionEvent, type SessionLocale, type SessionOrigin } from '../domain/session.events';
+
+export interface SessionDocument extends ProjectedDocument {
+  id: string;
+  organizationId: string;
+  templateId: string;
+  origin: SessionOrigin;
+  locale: SessionLocale;
+  customerTokenHash: string;
+  /** stored status; `expired` is derived at read time from lastActivityAt */
+  status: StoredSessionStatus;
+  configuration: Configuration | null;
+  configHash: string | null;
+  /** when the current configHash was set: the customer-facing wait for a live price runs from here */
+  configuredAt: number | null;
+  basePricing: PricingBreakdown;
+  /** the latest external write (api-v1 shows it only while its configHash is current) */
+  adjustment: Adjustment | null;
+  submissionId: string | null;
+  createdAt: number;
+  lastActivityAt: number;
+  updatedAt: number;
+}
+
+export const sessionsProjection: Projection = {
+  name: 'sessions',
+  version: 1,
+  collections: {
+    sessions: [{ fields: [{ field: 'organizationId', direction: 'asc' }, { field: 'lastActivityAt', direction: 'desc' }, { field: 'id', direction: 'desc' }] }],
+  },
+  filter: { streamPrefixes: [SESSION_STREAM] },
+  async handle(recorded: RecordedEvent, context) {
+    const event = recorded as unknown as SessionEvent;
+    if (event.type === 'session.v1.started') {
+      const { sessionId, organizationId, templateId, origin, locale, customerTokenHash, at } = event.data;
+      context.put('sessions', {
+        id: sessionId,
+        organizationId,
+        templateId,
+        origin,
+        locale,
+        customerTokenHash,
+        status: 'active',
+        configuration: null,
+        configHash: null,
+        configuredAt: null,
+        basePricing: { lineItems: [], subtotal: 0 },
+        adjustment: null,
+        submissionId: null,
+        createdAt: at,
+        lastActivityAt: at,
+        updatedAt: at,
+      } satisfies SessionDocument);
+      return;
+    }
+    const session = await context.get<SessionDocument>('sessions', event.data.sessionId);
+    if (!session) return;
+    const next: SessionDocument = { ...session, updatedAt: event.data.at };
+    switch (event.type) {
+      case 'session.v1.configurationChanged':
+        next.configuration = event.data.configuration;
+        next.configHash = event.data.configHash;
+        next.configuredAt = event.data.at;
+        next.basePricing = event.data.basePricing;
+        next.lastActivityAt = event.data.at;
+        break;
+      case 'session.v1.adjustmentReceived':
+        next.adjustment = { configHash: event.data.configHash, lineItems: event.data.lineItems, subtotal: event.data.subtotal, receivedAt: event.data.at };
+        break;
+      case 'session.v1.submitted':
+        next.status = 'submitted';
+        next.submissionId = event.data.submissionId;
+        next.basePricing = event.data.basePricing;
+        next.lastActivityAt = event.data.at;
+        break;
+    }
+    context.put('sessions', next);
+  },
+};
+
+export const SESSIONS = collectionName(sessionsProjection, 'sessions');

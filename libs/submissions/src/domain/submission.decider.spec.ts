@@ -1,0 +1,100 @@
+import { fold } from '@lib/event-sourcing';
+import { NotFound } from '@lib/shared';
+import { createdData } from '../testing/submission.fixture';
+import { submissionDecider, type SubmissionCommand } from './submission.decider';
+import type { SubmissionEvent } from './submission.events';
+
+const ids = { organizationId: 'org_a', submissionId: 'sub_1' };
+const created: SubmissionEvent = { type: 'submission.v1.created', data: createdData };
+
+function when(given: SubmissionEvent[], command: SubmissionCommand): SubmissionEvent[] {
+  return submissionDecider.decide(command, fold(submissionDecider, given));
+}
+
+const markQuoted = (quoteId: string, at = 2_000): SubmissionCommand => ({ type: 'markQuoted', organizationId: 'org_a', quoteId, at });
+const quoteRecorded = (quoteId: string, at = 2_000): SubmissionEvent => ({ type: 'submission.v1.quoteRecorded', data: { ...ids, quoteId, at } });
+const statusChanged = (from: 'new' | 'quoted' | 'closed', to: 'new' | 'quoted' | 'closed', cause: 'api' | 'quoteCreated' | 'quoteAccepted', quoteId: string | null, at: number): SubmissionEvent => ({
+  type: 'submission.v1.statusChanged', data: { ...ids, from, to, cause, quoteId, at },
+});
+
+describe('submission decider', () => {
+  describe('given no submission', () => {
+    it('when it is created, then submission.v1.created carries the whole record', () => {
+      expect(when([], { type: 'createSubmission', ...createdData })).toEqual([created]);
+    });
+
+    it('when it is updated, marked quoted or closed, then it is not found', () => {
+      expect(() => when([], { type: 'updateSubmission', organizationId: 'org_a', status: 'closed', at: 2_000 })).toThrow(NotFound);
+      expect(() => when([], markQuoted('quo_1'))).toThrow(NotFound);
+      expect(() => when([], { type: 'closeOnAcceptance', organizationId: 'org_a', quoteId: 'quo_1', at: 2_000 })).toThrow(NotFound);
+    });
+  });
+
+  describe('given a new submission', () => {
+    it('when it is created again with the same id, then the retry changes nothing', () => {
+      expect(when([created], { type: 'createSubmission', ...createdData })).toEqual([]);
+    });
+
+    it('when its first quote is recorded, then the quote becomes the latest and the status moves to quoted', () => {
+      expect(when([created], markQuoted('quo_1'))).toEqual([quoteRecorded('quo_1'), statusChanged('new', 'quoted', 'quoteCreated', 'quo_1', 2_000)]);
+    });
+
+    it('when another organization changes it, then it is not found', () => {
+      expect(() => when([created], { type: 'updateSubmission', organizationId: 'org_b', status: 'closed', at: 2_000 })).toThrow(NotFound);
+      expect(() => when([created], { ...markQuoted('quo_1'), organizationId: 'org_b' })).toThrow(NotFound);
+    });
+
+    it('when the API sets a status and an externalRef, then both are recorded', () => {
+      expect(when([created], { type: 'updateSubmission', organizationId: 'org_a', status: 'closed', externalRef: 'crm:deal:42', at: 2_000 })).toEqual([
+        statusChanged('new', 'closed', 'api', null, 2_000),
+        { type: 'submission.v1.externalRefChanged', data: { ...ids, externalRef: 'crm:deal:42', at: 2_000 } },
+      ]);
+    });
+
+    it('when the API sets what is already there, then nothing is recorded', () => {
+      expect(when([created], { type: 'updateSubmission', organizationId: 'org_a', status: 'new', externalRef: null, at: 2_000 })).toEqual([]);
+    });
+
+    it('when an accepted quote closes it, then the status moves to closed', () => {
+      expect(when([created], { type: 'closeOnAcceptance', organizationId: 'org_a', quoteId: 'quo_1', at: 3_000 })).toEqual([
+        statusChanged('new', 'closed', 'quoteAccepted', 'quo_1', 3_000),
+      ]);
+    });
+  });
+
+  describe('given a quoted submission', () => {
+    const quoted = [created, quoteRecorded('quo_1'), statusChanged('new', 'quoted', 'quoteCreated', 'quo_1', 2_000)];
+
+    it('when the same quote is recorded again, then nothing happens', () => {
+      expect(when(quoted, markQuoted('quo_1', 2_500))).toEqual([]);
+    });
+
+    it('when a second quote is recorded, then it becomes the latest and the status stays', () => {
+      expect(when(quoted, markQuoted('quo_2', 2_500))).toEqual([quoteRecorded('quo_2', 2_500)]);
+    });
+
+    it('when the API set it back to new and another quote is recorded, then only the first quote had moved the status', () => {
+      const reset = [...quoted, statusChanged('quoted', 'new', 'api', null, 2_200)];
+      expect(when(reset, markQuoted('quo_2', 2_500))).toEqual([quoteRecorded('quo_2', 2_500)]);
+    });
+
+    it('when the externalRef is cleared after being set, then null is recorded', () => {
+      const withRef = [...quoted, { type: 'submission.v1.externalRefChanged', data: { ...ids, externalRef: 'crm:deal:42', at: 2_100 } } as SubmissionEvent];
+      expect(when(withRef, { type: 'updateSubmission', organizationId: 'org_a', externalRef: null, at: 2_500 })).toEqual([
+        { type: 'submission.v1.externalRefChanged', data: { ...ids, externalRef: null, at: 2_500 } },
+      ]);
+    });
+  });
+
+  describe('given a closed submission', () => {
+    const closed = [created, statusChanged('new', 'closed', 'quoteAccepted', 'quo_1', 3_000)];
+
+    it('when an accepted quote closes it again, then nothing happens', () => {
+      expect(when(closed, { type: 'closeOnAcceptance', organizationId: 'org_a', quoteId: 'quo_1', at: 3_500 })).toEqual([]);
+    });
+
+    it('when its first quote is recorded, then the quote is the latest but the status stays closed', () => {
+      expect(when(closed, markQuoted('quo_9', 3_500))).toEqual([quoteRecorded('quo_9', 3_500)]);
+    });
+  });
+});

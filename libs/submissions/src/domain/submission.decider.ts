@@ -1,0 +1,102 @@
+import type { Decider } from '@lib/event-sourcing';
+import { NotFound } from '@lib/shared';
+import type { SubmissionStatus } from '../application/submission-lookup';
+import type { SubmissionCreatedData, SubmissionEvent } from './submission.events';
+
+export interface SubmissionState {
+  exists: boolean;
+  submissionId: string | null;
+  organizationId: string | null;
+  status: SubmissionStatus;
+  /** every quote recorded, oldest first: makes MarkSubmissionQuoted idempotent per quote */
+  quoteIds: string[];
+  externalRef: string | null;
+}
+
+export type SubmissionCommand =
+  | ({ type: 'createSubmission' } & SubmissionCreatedData)
+  | {
+      type: 'updateSubmission';
+      organizationId: string;
+      /** undefined leaves a field as it is; externalRef null clears it */
+      status?: SubmissionStatus;
+      externalRef?: string | null;
+      at: number;
+    }
+  | { type: 'markQuoted'; organizationId: string; quoteId: string; at: number }
+  | { type: 'closeOnAcceptance'; organizationId: string; quoteId: string; at: number };
+
+const initialState = (): SubmissionState => ({ exists: false, submissionId: null, organizationId: null, status: 'new', quoteIds: [], externalRef: null });
+
+/** Another organization's submission does not exist for the caller. */
+function ownedBy(state: SubmissionState, organizationId: string): SubmissionState & { submissionId: string; organizationId: string } {
+  if (!state.exists || state.organizationId !== organizationId) throw new NotFound('Submission');
+  return state as SubmissionState & { submissionId: string; organizationId: string };
+}
+
+function decide(command: SubmissionCommand, state: SubmissionState): SubmissionEvent[] {
+  switch (command.type) {
+    case 'createSubmission': {
+      // Submission ids are chosen by the caller: a repeated create of the same id is a retry.
+      if (state.exists) return [];
+      const { type: _type, ...data } = command;
+      return [{ type: 'submission.v1.created', data }];
+    }
+    case 'updateSubmission': {
+      const submission = ownedBy(state, command.organizationId);
+      const ids = { organizationId: submission.organizationId, submissionId: submission.submissionId };
+      const events: SubmissionEvent[] = [];
+      if (command.status !== undefined && command.status !== submission.status) {
+        events.push({ type: 'submission.v1.statusChanged', data: { ...ids, from: submission.status, to: command.status, cause: 'api', quoteId: null, at: command.at } });
+      }
+      if (command.externalRef !== undefined && command.externalRef !== submission.externalRef) {
+        events.push({ type: 'submission.v1.externalRefChanged', data: { ...ids, externalRef: command.externalRef, at: command.at } });
+      }
+      return events;
+    }
+    case 'markQuoted': {
+      const submission = ownedBy(state, command.organizationId);
+      if (submission.quoteIds.includes(command.quoteId)) return [];
+      const ids = { organizationId: submission.organizationId, submissionId: submission.submissionId };
+      const events: SubmissionEvent[] = [{ type: 'submission.v1.quoteRecorded', data: { ...ids, quoteId: command.quoteId, at: command.at } }];
+      // Only the first quote moves the status; later ones (and a `new` set again by PATCH) leave it.
+      if (submission.quoteIds.length === 0 && submission.status === 'new') {
+        events.push({ type: 'submission.v1.statusChanged', data: { ...ids, from: 'new', to: 'quoted', cause: 'quoteCreated', quoteId: command.quoteId, at: command.at } });
+      }
+      return events;
+    }
+    case 'closeOnAcceptance': {
+      const submission = ownedBy(state, command.organizationId);
+      if (submission.status === 'closed') return [];
+      return [
+        {
+          type: 'submission.v1.statusChanged',
+          data: {
+            organizationId: submission.organizationId,
+            submissionId: submission.submissionId,
+            from: submission.status,
+            to: 'closed',
+            cause: 'quoteAccepted',
+            quoteId: command.quoteId,
+            at: command.at,
+          },
+        },
+      ];
+    }
+  }
+}
+
+function evolve(state: SubmissionState, event: SubmissionEvent): SubmissionState {
+  switch (event.type) {
+    case 'submission.v1.created':
+      return { ...initialState(), exists: true, submissionId: event.data.submissionId, organizationId: event.data.organizationId };
+    case 'submission.v1.statusChanged':
+      return { ...state, status: event.data.to };
+    case 'submission.v1.quoteRecorded':
+      return { ...state, quoteIds: [...state.quoteIds, event.data.quoteId] };
+    case 'submission.v1.externalRefChanged':
+      return { ...state, externalRef: event.data.externalRef };
+  }
+}
+
+export const submissionDecider: Decider<SubmissionState, SubmissionCommand, SubmissionEvent> = { initialState, decide, evolve };

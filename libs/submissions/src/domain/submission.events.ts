@@ -1,0 +1,46 @@
+import type { Configuration, ResolvedConfiguration } from '@lib/templates';
+import type { SubmissionStatus } from '../application/submission-lookup';
+import type { FrozenPricing, PricingBreakdown, SubmissionCustomer } from './submission.types';
+
+export const SUBMISSION_STATUSES = ['new', 'quoted', 'closed'] as const satisfies readonly SubmissionStatus[];
+
+/** Why a status moved: an API PATCH, the first quote of the submission, or an accepted quote (decisions §7). */
+export type StatusChangeCause = 'api' | 'quoteCreated' | 'quoteAccepted';
+
+/**
+ * The submission aggregate (stream `submission-<id>`). `created` keeps what the customer chose in
+ * words as well as ids (`resolvedConfiguration`, template name and slug as they were at submit
+ * time), so a later change of the template does not rewrite what was ordered.
+ */
+export type SubmissionEvent =
+  | {
+      type: 'submission.v1.created';
+      data: {
+        organizationId: string;
+        submissionId: string;
+        sessionId: string;
+        templateId: string;
+        templateName: string;
+        templateSlug: string;
+        customer: SubmissionCustomer;
+        configuration: Configuration;
+        configHash: string;
+        resolvedConfiguration: ResolvedConfiguration;
+        basePricing: PricingBreakdown;
+        externalPricing: FrozenPricing | null;
+        locale: string;
+        origin: string;
+        at: number;
+      };
+    }
+  | {
+      type: 'submission.v1.statusChanged';
+      data: { organizationId: string; submissionId: string; from: SubmissionStatus; to: SubmissionStatus; cause: StatusChangeCause; quoteId: string | null; at: number };
+    }
+  | { type: 'submission.v1.quoteRecorded'; data: { organizationId: string; submissionId: string; quoteId: string; at: number } }
+  | { type: 'submission.v1.externalRefChanged'; data: { organizationId: string; submissionId: string; externalRef: string | null; at: number } };
+
+export type SubmissionCreatedData = Extract<SubmissionEvent, { type: 'submission.v1.created' }>['data'];
+
+export const SUBMISSION_STREAM = 'submission-';
+export const submissionStream = (submissionId: string) => `${SUBMISSION_STREAM}${submissionId}`;

@@ -1,0 +1,39 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min, ValidateIf } from 'class-validator';
+import { PageQuery } from '@lib/http';
+import type { SubmissionStatus } from '../application/submission-lookup';
+import { SUBMISSION_STATUSES } from '../domain/submission.events';
+
+export const EXTERNAL_REF_MAX = 200;
+
+/** Query integers: only plain digit strings convert, so `""`, `1.5` or `1e3` stay strings and fail validation. */
+const strictInteger = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value);
+
+export class ListSubmissionsQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: SUBMISSION_STATUSES })
+  @IsOptional() @IsIn(SUBMISSION_STATUSES)
+  status?: SubmissionStatus;
+
+  @ApiPropertyOptional()
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(100)
+  templateId?: string;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'Unix ms; only submissions created after it (exclusive)' })
+  @IsOptional() @Transform(strictInteger) @IsInt({ message: 'createdAfter must be Unix milliseconds (an integer)' }) @Min(0)
+  createdAfter?: number;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'Unix ms; only submissions created before it (exclusive)' })
+  @IsOptional() @Transform(strictInteger) @IsInt({ message: 'createdBefore must be Unix milliseconds (an integer)' }) @Min(0)
+  createdBefore?: number;
+}
+
+export class UpdateSubmissionDto {
+  @ApiPropertyOptional({ enum: SUBMISSION_STATUSES, description: 'Any status may be set' })
+  @ValidateIf((_, value) => value !== undefined) @IsIn(SUBMISSION_STATUSES)
+  status?: SubmissionStatus;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: EXTERNAL_REF_MAX, description: 'Stored verbatim; null clears it. Convention: `<system>:<type>:<id>`' })
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(EXTERNAL_REF_MAX)
+  externalRef?: string | null;
+}

@@ -1,0 +1,426 @@
+import { CommandBus } from '@nestjs/cqrs';
+import { EventStore } from '@lib/event-store';
+import { ReadStore } from '@lib/read-store';
+import { RecordSessionAdjustment, StaleConfigHash, type AdjustmentLineInput } from '@lib/sessions';
+import { SUBMISSIONS } from '@lib/submissions';
+import { configHash, priceConfiguration, validateConfiguration, validateTemplate } from '@lib/templates';
+import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
+import { ADMIN_TOKEN, TestApp } from './support/test-app';
+
+type Org = Awaited<ReturnType<TestApp['createOrganization']>>;
+
+const SESSION_FIELDS = [
+  'sessionId', 'organizationId', 'templateId', 'origin', 'status', 'configuration', 'configHash', 'submissionId', 'locale',
+  'basePricing', 'adjustments', 'pricing', 'createdAt', 'lastActivityAt', 'expiresAt',
+].sort();
+
+const customer = { name: 'Ada Lovelace', email: 'ada@example.com', phone: '+44 20 7946 0000', city: 'London' };
+const fieldPaths = (res: { body: any }) => res.body.error.details.fields.map((f: { path: string }) => f.path);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('storefront and configuration sessions', () => {
+  let app: TestApp;
+  let org: Org;
+  let other: Org;
+  let templateId: string;
+  let otherTemplateId: string;
+
+  async function createTemplate(organizationId: string, overrides: Record<string, unknown> = {}): Promise<string> {
+    const res = await app.request('POST', `/admin/v1/organizations/${organizationId}/templates`, { token: ADMIN_TOKEN, body: { ...exampleTemplateBody(), ...overrides } });
+    expect(res.status).toBe(201);
+    return res.body.id;
+  }
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    [org, other] = await Promise.all([app.createOrganization(), app.createOrganization()]);
+    templateId = await createTemplate(org.organizationId, { name: 'Tilt-turn window' });
+    await createTemplate(org.organizationId, { name: 'awning window', productCategory: 'awning' });
+    otherTemplateId = await createTemplate(other.organizationId);
+  });
+  afterAll(() => app.close());
+
+  const start = (body: unknown = { templateId }, slug = org.slug) => app.request('POST', `/storefront/v1/${slug}/sessions`, { body });
+  const read = (sessionId: string, token?: string) => app.request('GET', `/storefront/v1/sessions/${sessionId}`, { token });
+  const configure = (sessionId: string, token: string, body: unknown = exampleConfigurationInput()) =>
+    app.request('PUT', `/storefront/v1/sessions/${sessionId}/configuration`, { token, body });
+  const submit = (sessionId: string, token: string, body: unknown = { customer }) => app.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, { token, body });
+
+  async function startSession(slug = org.slug, body: unknown = { templateId }): Promise<{ sessionId: string; customerToken: string; session: any }> {
+    const res = await start(body, slug);
+    expect(res.status).toBe(201);
+    return res.body;
+  }
+
+  const expected = (() => {
+    const template = validateTemplate(exampleTemplateBody()).template!;
+    return (tplId: string, input: Record<string, unknown> = exampleConfigurationInput()) => {
+      const configuration = validateConfiguration(template, input).configuration!;
+      return { configuration, configHash: configHash(configuration), basePricing: priceConfiguration(template, tplId, configuration, 'EUR') };
+    };
+  })();
+
+  const sessionEvents = async (sessionId: string) => (await app.get(EventStore).readStream(`session-${sessionId}`)).map((e) => e.type);
+
+  describe('GET /storefront/v1/{orgSlug}', () => {
+    it('shows the organization and its templates alphabetically, without authentication', async () => {
+      const res = await app.request('GET', `/storefront/v1/${org.slug}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        organization: { name: `Org ${org.slug}`, slug: org.slug, locale: 'en', unitSystem: 'metric', currency: 'EUR' },
+        templates: [
+          { id: expect.any(String), name: 'awning window', productType: 'awning' },
+          { id: templateId, name: 'Tilt-turn window', productType: 'window' },
+        ],
+      });
+    });
+
+    it('answers 404 for an unknown slug', async () => {
+      const res = await app.request('GET', '/storefront/v1/no-such-org');
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe('not_found');
+    });
+  });
+
+  describe('GET /storefront/v1/{orgSlug}/templates/{templateId}', () => {
+    it('shows the template with its catalog and without its pricing rules', async () => {
+      const res = await app.request('GET', `/storefront/v1/${org.slug}/templates/${templateId}`);
+      expect(res.status).toBe(200);
+      expect(Object.keys(res.body).sort()).toEqual(['components', 'materials', 'optionGroups', 'options', 'sections', 'template']);
+      expect(res.body.template).toMatchObject({ id: templateId, name: 'Tilt-turn window' });
+      expect(res.body.options).toEqual(exampleTemplateBody().options);
+      expect(JSON.stringify(res.body)).not.toContain('pricingRules');
+    });
+
+    it("answers 404 for an unknown template, another organization's template and an unknown slug", async () => {
+      for (const url of [`/storefront/v1/${org.slug}/templates/tpl_unknown`, `/storefront/v1/${org.slug}/templates/${otherTemplateId}`, `/storefront/v1/nope/templates/${templateId}`]) {
+        const res = await app.request('GET', url);
+        expect(res.status).toBe(404);
+        expect(res.body.error.code).toBe('not_found');
+      }
+    });
+  });
+
+  describe('POST /storefront/v1/{orgSlug}/sessions', () => {
+    it('starts a session: 201 with its id, a customer token shown once, and the session with defaults', async () => {
+      const res = await start();
+      expect(res.status).toBe(201);
+      expect(res.body.sessionId).toMatch(/^ses_/);
+      expect(res.body.customerToken).toMatch(/^cst_[0-9A-Za-z]{40}$/);
+      const { session } = res.body;
+      expect(Object.keys(session).sort()).toEqual(SESSION_FIELDS);
+      expect(session).toMatchObject({
+        sessionId: res.body.sessionId, organizationId: org.organizationId, templateId, origin: 'storefront', status: 'active', locale: 'en',
+        configuration: null, configHash: null, submissionId: null, adjustments: null,
+        basePricing: { lineItems: [], subtotal: 0 }, pricing: { source: 'base', lineItems: [], subtotal: 0, awaitingExternal: false },
+      });
+      expect(session.expiresAt - session.lastActivityAt).toBe(86_400_000);
+      expect(JSON.stringify(session)).not.toContain(res.body.customerToken);
+      // Only its hash is stored.
+      const stored = JSON.stringify(await app.get(EventStore).readStream(`session-${res.body.sessionId}`));
+      expect(stored).not.toContain(res.body.customerToken);
+    });
+
+    it('takes the origin and locale given', async () => {
+      const { session } = await startSession(org.slug, { templateId, origin: 'org_customize', locale: 'nl' });
+      expect(session).toMatchObject({ origin: 'org_customize', locale: 'nl' });
+    });
+
+    it('refuses a bad body with 422 and field paths', async () => {
+      const res = await start({ origin: 'kiosk', locale: 'fr', colour: 'red' });
+      expect(res.status).toBe(422);
+      expect(fieldPaths(res)).toEqual(expect.arrayContaining(['templateId', 'origin', 'locale', 'colour']));
+    });
+
+    it("answers 404 for an unknown template, another organization's template and an unknown slug", async () => {
+      for (const [slug, id] of [[org.slug, 'tpl_unknown'], [org.slug, otherTemplateId], ['no-such-org', templateId]]) {
+        const res = await start({ templateId: id }, slug);
+        expect(res.status).toBe(404);
+        expect(res.body.error.code).toBe('not_found');
+      }
+    });
+
+    it('answers 415 for a body that is not JSON', async () => {
+      const res = await app.request('POST', `/storefront/v1/${org.slug}/sessions`, { payload: 'templateId=x', headers: { 'content-type': 'text/plain' } });
+      expect(res.status).toBe(415);
+    });
+  });
+
+  describe('customer token', () => {
+    it.each([
+      ['no token', () => undefined],
+      ['a malformed token', () => 'nonsense'],
+      ["another session's token", (s: { other: string }) => s.other],
+      ['an API key', () => org.apiKey],
+    ])('answers 401 unauthorized with %s, on every session endpoint', async (_what, token) => {
+      const { sessionId } = await startSession();
+      const { customerToken: otherToken } = await startSession();
+      const value = token({ other: otherToken });
+      for (const res of [await read(sessionId, value), await configure(sessionId, value as string), await submit(sessionId, value as string, { customer: { email: 'bad' } })]) {
+        expect(res.status).toBe(401);
+        expect(res.body.error.code).toBe('unauthorized');
+        expect(res.headers['www-authenticate']).toBe('Bearer');
+      }
+    });
+
+    it('answers 404 for an unknown session', async () => {
+      const { customerToken } = await startSession();
+      for (const res of [await read('ses_unknown', customerToken), await configure('ses_unknown', customerToken), await submit('ses_unknown', customerToken)]) {
+        expect(res.status).toBe(404);
+        expect(res.body.error.code).toBe('not_found');
+      }
+    });
+  });
+
+  describe('PUT /storefront/v1/sessions/{sessionId}/configuration', () => {
+    it('validates, prices and stores the configuration; the session answers with its hash and base pricing', async () => {
+      const { sessionId, customerToken } = await startSession();
+      const res = await configure(sessionId, customerToken);
+      expect(res.status).toBe(200);
+      const want = expected(templateId);
+      expect(res.body).toMatchObject({ status: 'active', configuration: want.configuration, configHash: want.configHash, basePricing: want.basePricing });
+      expect(res.body.configHash).toMatch(/^sha256:[0-9a-f]{64}$/);
+      expect(res.body.basePricing.lineItems.length).toBeGreaterThan(0);
+      expect(res.body.pricing).toEqual({ source: 'base', lineItems: want.basePricing.lineItems, subtotal: want.basePricing.subtotal, awaitingExternal: false });
+      expect((await read(sessionId, customerToken)).body).toEqual(res.body);
+    });
+
+    it('records configurationChanged only when the configHash changes', async () => {
+      const { sessionId, customerToken } = await startSession();
+      const first = await configure(sessionId, customerToken);
+      // the same configuration, options in another order and defaults spelled out: same canonical form
+      const same = { ...exampleConfigurationInput(), options: ['screen', 'screen'], notes: null };
+      const second = await configure(sessionId, customerToken, same);
+      expect(second.status).toBe(200);
+      expect(second.body.configHash).toBe(first.body.configHash);
+      expect(await sessionEvents(sessionId)).toEqual(['session.v1.started', 'session.v1.configurationChanged']);
+      const wider = await configure(sessionId, customerToken, { ...exampleConfigurationInput(), width: 1300 });
+      expect(wider.body.configHash).not.toBe(first.body.configHash);
+      expect(await sessionEvents(sessionId)).toEqual(['session.v1.started', 'session.v1.configurationChanged', 'session.v1.configurationChanged']);
+    });
+
+    it('refuses an invalid configuration with 422 and field paths, keeping the previous one', async () => {
+      const { sessionId, customerToken } = await startSession();
+      const saved = (await configure(sessionId, customerToken)).body;
+      const input = exampleConfigurationInput();
+      input.width = 9000;
+      input.components[0].componentId = 'XX';
+      input.components[1].options = ['hr2', 'hr3'];
+      input.outsideColorId = 'nope';
+      const res = await configure(sessionId, customerToken, input);
+      expect(res.status).toBe(422);
+      expect(res.body.error.code).toBe('validation_error');
+      expect(fieldPaths(res)).toEqual(expect.arrayContaining(['width', 'components[0].componentId', 'components[1].options[1]', 'outsideColorId']));
+      expect((await read(sessionId, customerToken)).body).toEqual(saved);
+    });
+
+    it('refuses a body that is not an object with 422, and malformed JSON with 400', async () => {
+      const { sessionId, customerToken } = await startSession();
+      expect((await configure(sessionId, customerToken, [1, 2])).status).toBe(422);
+      const broken = await app.request('PUT', `/storefront/v1/sessions/${sessionId}/configuration`, { token: customerToken, payload: '{', headers: { 'content-type': 'application/json' } });
+      expect(broken.status).toBe(400);
+      expect(broken.body.error.code).toBe('invalid_json');
+    });
+  });
+
+  describe('adjustments and pricing', () => {
+    const lines: AdjustmentLineInput[] = [
+      { description: '<i>Window</i>, installed', quantity: 2, unitPrice: 333.335, itemType: 'window', itemKey: 'component:c1:TT', externalRef: 'erp:line:1' },
+      { description: 'Delivery', quantity: 1, unitPrice: 50 },
+    ];
+    const adjust = (sessionId: string, hash: string) => app.get(CommandBus).execute(new RecordSessionAdjustment(sessionId, hash, lines, 'system'));
+
+    it('shows the external breakdown while it belongs to the current configuration, and the base one after a change', async () => {
+      const { sessionId, customerToken } = await startSession();
+      const { configHash: hash } = (await configure(sessionId, customerToken)).body;
+      await adjust(sessionId, hash);
+      const withAdjustment = (await read(sessionId, customerToken)).body;
+      const externalLines = [
+        { description: 'Window, installed', quantity: 2, unitPrice: 333.335, total: 666.67, itemType: 'window', itemKey: 'component:c1:TT', externalRef: 'erp:line:1' },
+        { description: 'Delivery', quantity: 1, unitPrice: 50, total: 50, itemType: 'other' },
+      ];
+      expect(withAdjustment.adjustments).toEqual({ configHash: hash, lineItems: externalLines, subtotal: 716.67, receivedAt: expect.any(Number) });
+      expect(withAdjustment.pricing).toEqual({ source: 'external', lineItems: externalLines, subtotal: 716.67, awaitingExternal: false });
+
+      const changed = (await configure(sessionId, customerToken, { ...exampleConfigurationInput(), width: 1300 })).body;
+      expect(changed.adjustments).toBeNull();
+      expect(changed.pricing.source).toBe('base');
+      await expect(adjust(sessionId, hash)).rejects.toBeInstanceOf(StaleConfigHash);
+    });
+
+    it('waits for an external price while live pricing is on and none has arrived', async () => {
+      const live = await app.createOrganization({ settings: { externalPricingEnabled: true, pricingTimeoutMs: 60_000 } });
+      const liveTemplate = await createTemplate(live.organizationId);
+      const { sessionId, customerToken, session } = await startSession(live.slug, { templateId: liveTemplate });
+      expect(session.pricing.awaitingExternal).toBe(false);
+      const configured = (await configure(sessionId, customerToken)).body;
+      expect(configured.pricing).toMatchObject({ source: 'base', awaitingExternal: true });
+      await adjust(sessionId, configured.configHash);
+      expect((await read(sessionId, customerToken)).body.pricing).toMatchObject({ source: 'external', awaitingExternal: false });
+    });
+  });
+
+  describe('POST /storefront/v1/sessions/{sessionId}/submit', () => {
+    it('submits: 201 with the submission id; the session is submitted and the submission and contact exist', async () => {
+      const { sessionId, customerToken } = await startSession();
+      await configure(sessionId, customerToken);
+      const res = await submit(sessionId, customerToken, { customer: { ...customer, companyName: '<b>Analytical</b> Engines', country: '' } });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ submissionId: expect.stringMatching(/^sub_/) });
+      const session = (await read(sessionId, customerToken)).body;
+      expect(session).toMatchObject({ status: 'submitted', submissionId: res.body.submissionId });
+
+      const submission = await app.request('GET', `/api/v1/submissions/${res.body.submissionId}`, { token: org.apiKey });
+      expect(submission.status).toBe(200);
+      expect(submission.body).toMatchObject({
+        templateId,
+        status: 'new',
+        customer: { name: 'Ada Lovelace', email: 'ada@example.com', phone: '+44 20 7946 0000', companyName: 'Analytical Engines', address: null, postalCode: null, city: 'London', country: null },
+        configuration: expected(templateId).configuration,
+        externalPricing: null,
+        origin: 'storefront',
+      });
+      const contacts = await app.request('GET', '/api/v1/contacts?email=ada@example.com', { token: org.apiKey });
+      expect(contacts.body.data).toEqual([expect.objectContaining({ email: 'ada@example.com', submissionCount: expect.any(Number) })]);
+    });
+
+    it('freezes the adjustment of the final configuration onto the submission', async () => {
+      const { sessionId, customerToken } = await startSession();
+      const { configHash: hash } = (await configure(sessionId, customerToken)).body;
+      await app.get(CommandBus).execute(new RecordSessionAdjustment(sessionId, hash, [{ description: 'All in', quantity: 1, unitPrice: 999 }], 'system'));
+      const { submissionId } = (await submit(sessionId, customerToken)).body;
+      const submission = (await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: org.apiKey })).body;
+      expect(submission.externalPricing).toEqual({
+        configHash: hash, subtotal: 999, receivedAt: expect.any(Number),
+        lineItems: [{ description: 'All in', quantity: 1, unitPrice: 999, total: 999, itemType: 'other' }],
+      });
+      expect((await read(sessionId, customerToken)).body.pricing.source).toBe('external');
+    });
+
+    it('needs a saved configuration first (422 on configuration)', async () => {
+      const { sessionId, customerToken } = await startSession();
+      const res = await submit(sessionId, customerToken);
+      expect(res.status).toBe(422);
+      expect(fieldPaths(res)).toEqual(['configuration']);
+      expect((await read(sessionId, customerToken)).body.status).toBe('active');
+    });
+
+    it.each([
+      ['no customer', {}, ['customer']],
+      ['a customer without name and e-mail', { customer: {} }, ['customer.name', 'customer.email']],
+      ['a malformed e-mail and too long fields', { customer: { name: 'A'.repeat(201), email: 'not-an-email', postalCode: '1'.repeat(21), phone: 'call me' } }, ['customer.name', 'customer.email', 'customer.postalCode', 'customer.phone']],
+      ['a name that is only markup', { customer: { name: '<b></b>', email: 'x@example.com' } }, ['customer.name']],
+      ['unknown fields', { customer: { ...customer, vip: true }, extra: 1 }, ['customer.vip', 'extra']],
+    ])('refuses %s with 422 and field paths, changing nothing', async (_what, body, paths) => {
+      const { sessionId, customerToken } = await startSession();
+      await configure(sessionId, customerToken);
+      const res = await submit(sessionId, customerToken, body);
+      expect(res.status).toBe(422);
+      expect(fieldPaths(res)).toEqual(expect.arrayContaining(paths));
+      expect((await read(sessionId, customerToken)).body.status).toBe('active');
+      expect(await sessionEvents(sessionId)).toEqual(['session.v1.started', 'session.v1.configurationChanged']);
+    });
+
+    it('refuses the configuration when the template changed so that it is no longer valid (422 on configuration.*)', async () => {
+      const tpl = await createTemplate(org.organizationId);
+      const { sessionId, customerToken } = await startSession(org.slug, { templateId: tpl });
+      await configure(sessionId, customerToken);
+      const narrower = { ...exampleTemplateBody(), constraints: { minWidth: 400, maxWidth: 1000, minHeight: 400, maxHeight: 2500 } };
+      expect((await app.request('PUT', `/admin/v1/organizations/${org.organizationId}/templates/${tpl}`, { token: ADMIN_TOKEN, body: narrower })).status).toBe(200);
+      const res = await submit(sessionId, customerToken);
+      expect(res.status).toBe(422);
+      expect(fieldPaths(res)).toContain('configuration.width');
+    });
+
+    it('refuses changes and a second submit once submitted (409 conflict)', async () => {
+      const { sessionId, customerToken } = await startSession();
+      await configure(sessionId, customerToken);
+      const { submissionId } = (await submit(sessionId, customerToken)).body;
+      const again = await submit(sessionId, customerToken);
+      expect(again.status).toBe(409);
+      expect(again.body.error).toMatchObject({ code: 'conflict', details: { submissionId } });
+      const change = await configure(sessionId, customerToken, { ...exampleConfigurationInput(), width: 1300 });
+      expect(change.status).toBe(409);
+      expect(change.body.error.code).toBe('conflict');
+    });
+
+    it('creates exactly one submission when the customer submits twice at once', async () => {
+      const { sessionId, customerToken } = await startSession();
+      await configure(sessionId, customerToken);
+      const results = await Promise.all([submit(sessionId, customerToken), submit(sessionId, customerToken)]);
+      expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
+      const submissionId = results.find((r) => r.status === 201)!.body.submissionId;
+      expect((await read(sessionId, customerToken)).body.submissionId).toBe(submissionId);
+      expect(await app.get(ReadStore).count(SUBMISSIONS, { sessionId })).toBe(1);
+    });
+  });
+
+  describe('idle expiry', () => {
+    let shortLived: TestApp;
+    let shortOrg: Org;
+    let shortTemplate: string;
+
+    beforeAll(async () => {
+      shortLived = await TestApp.start({ SESSION_IDLE_TTL_MS: '50' });
+      shortOrg = await shortLived.createOrganization();
+      const res = await shortLived.request('POST', `/admin/v1/organizations/${shortOrg.organizationId}/templates`, { token: ADMIN_TOKEN, body: exampleTemplateBody() });
+      shortTemplate = res.body.id;
+    });
+    afterAll(() => shortLived.close());
+
+    const begin = async () => (await shortLived.request('POST', `/storefront/v1/${shortOrg.slug}/sessions`, { body: { templateId: shortTemplate } })).body;
+
+    it('reads an idle session as expired and refuses every write with 410 session_expired', async () => {
+      const { sessionId, customerToken, session } = await begin();
+      expect(session.expiresAt - session.lastActivityAt).toBe(50);
+      await pause(80);
+      const read = await shortLived.request('GET', `/storefront/v1/sessions/${sessionId}`, { token: customerToken });
+      expect(read.status).toBe(200);
+      expect(read.body.status).toBe('expired');
+      for (const res of [
+        await shortLived.request('PUT', `/storefront/v1/sessions/${sessionId}/configuration`, { token: customerToken, body: exampleConfigurationInput() }),
+        await shortLived.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, { token: customerToken, body: { customer } }),
+        // expiry is decided before the body is looked at
+        await shortLived.request('PUT', `/storefront/v1/sessions/${sessionId}/configuration`, { token: customerToken, body: { width: 'wide' } }),
+        await shortLived.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, { token: customerToken, body: { customer: {} } }),
+      ]) {
+        expect(res.status).toBe(410);
+        expect(res.body.error.code).toBe('session_expired');
+      }
+      await expect(
+        shortLived.get(CommandBus).execute(new RecordSessionAdjustment(sessionId, 'sha256:any', [{ description: 'x', quantity: 1, unitPrice: 1 }], 'system')),
+      ).rejects.toMatchObject({ code: 'session_expired' });
+    });
+
+    it('still checks the token before telling that a session expired', async () => {
+      const { sessionId } = await begin();
+      await pause(80);
+      const res = await shortLived.request('PUT', `/storefront/v1/sessions/${sessionId}/configuration`, { body: exampleConfigurationInput() });
+      expect(res.status).toBe(401);
+    });
+  });
+
+  describe('idle expiry of a submitted session', () => {
+    // Configuring and submitting takes a few requests, so this limit leaves room for a slow machine.
+    let second: TestApp;
+    beforeAll(async () => {
+      second = await TestApp.start({ SESSION_IDLE_TTL_MS: '1000' });
+    });
+    afterAll(() => second.close());
+
+    it('expires a submitted session too: it still reads, with status expired', async () => {
+      const o = await second.createOrganization();
+      const tpl = (await second.request('POST', `/admin/v1/organizations/${o.organizationId}/templates`, { token: ADMIN_TOKEN, body: exampleTemplateBody() })).body.id;
+      const { sessionId, customerToken } = (await second.request('POST', `/storefront/v1/${o.slug}/sessions`, { body: { templateId: tpl } })).body;
+      await second.request('PUT', `/storefront/v1/sessions/${sessionId}/configuration`, { token: customerToken, body: exampleConfigurationInput() });
+      const submitted = await second.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, { token: customerToken, body: { customer } });
+      expect(submitted.status).toBe(201);
+      expect((await second.request('GET', `/storefront/v1/sessions/${sessionId}`, { token: customerToken })).body.status).toBe('submitted');
+      await pause(1_100);
+      const read = await second.request('GET', `/storefront/v1/sessions/${sessionId}`, { token: customerToken });
+      expect(read.body).toMatchObject({ status: 'expired', submissionId: submitted.body.submissionId });
+      const retry = await second.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, { token: customerToken, body: { customer } });
+      expect(retry.status).toBe(410);
+    });
+  });
+});
