@@ -1,0 +1,2 @@
+export * from './message-bus.port';
+export * from './sqlite-message-bus';

@@ -1,0 +1,165 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeMessageBusContract } from '@lib/message-bus/testing/message-bus.contract';
+import { ConsumedMessage } from './message-bus.port';
+import { SqliteMessageBus } from './sqlite-message-bus';
+
+describeMessageBusContract('SqliteMessageBus', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'message-bus-'));
+  // A small batch makes a group cross several batches.
+  const bus = new SqliteMessageBus({ file: join(dir, 'bus.db'), batchSize: 4, pollIntervalMs: 20, retryDelayMs: 10 });
+  return {
+    bus,
+    cleanup: async () => {
+      await bus.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SqliteMessageBus on a file', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'message-bus-'));
+    file = join(dir, 'bus.db');
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps messages and committed offsets when closed and reopened', async () => {
+    const first = new SqliteMessageBus({ file });
+    await first.publish('quotes', [{ key: 'q1', value: '1' }, { key: 'q1', value: '2' }]);
+    const before: string[] = [];
+    await first.consume({ groupId: 'outbox', topics: ['quotes'], handleBatch: async (batch) => void before.push(...batch.map((m) => m.value)) });
+    await waitFor(() => before.length === 2);
+    await first.publish('quotes', [{ key: 'q1', value: '3' }]);
+    await waitFor(() => before.length === 3);
+    await first.close();
+    const unread = new SqliteMessageBus({ file });
+    await unread.publish('quotes', [{ key: 'q2', value: '4' }]);
+    await unread.close();
+
+    const reopened = new SqliteMessageBus({ file, pollIntervalMs: 20 });
+    const after: string[] = [];
+    const audit: string[] = [];
+    await reopened.consume({ groupId: 'outbox', topics: ['quotes'], handleBatch: async (batch) => void after.push(...batch.map((m) => m.value)) });
+    await reopened.consume({ groupId: 'audit', topics: ['quotes'], handleBatch: async (batch) => void audit.push(...batch.map((m) => m.value)) });
+    await waitFor(() => after.length === 1 && audit.length === 4);
+    await reopened.close();
+
+    expect(after).toEqual(['4']);
+    expect(audit).toEqual(['1', '2', '3', '4']);
+  });
+
+  it('two consumers of one group never both handle a message, and the second takes over when the first stops', async () => {
+    const bus = new SqliteMessageBus({ file, batchSize: 3, pollIntervalMs: 20 });
+    const handledBy = new Map<string, string[]>();
+    const start = (name: string) =>
+      bus.consume({
+        groupId: 'outbox',
+        topics: ['webhooks'],
+        handleBatch: async (batch) => {
+          for (const message of batch) handledBy.set(message.value, [...(handledBy.get(message.value) ?? []), name]);
+          await new Promise((resolve) => setTimeout(resolve, 2));
+        },
+      });
+    const consumers = await Promise.all([start('one'), start('two')]);
+    for (let i = 0; i < 20; i++) await bus.publish('webhooks', [{ key: `k${i % 3}`, value: `m${i}` }]);
+    await waitFor(() => handledBy.size === 20);
+
+    const [holder] = handledBy.get('m0')!;
+    await consumers[holder === 'one' ? 0 : 1].stop();
+    await bus.publish('webhooks', [{ key: 'k0', value: 'm20' }]);
+    await waitFor(() => handledBy.size === 21);
+    await bus.close();
+
+    expect([...handledBy.values()].every((names) => names.length === 1)).toBe(true);
+    expect(handledBy.get('m20')).toEqual([holder === 'one' ? 'two' : 'one']);
+  });
+
+  it('an idle consumer picks up messages another process publishes to the same file', async () => {
+    const bus = new SqliteMessageBus({ file, pollIntervalMs: 20 });
+    const received: ConsumedMessage[] = [];
+    await bus.consume({ groupId: 'outbox', topics: ['quotes'], handleBatch: async (batch) => void received.push(...batch) });
+
+    const child = runTypeScript(`
+      const { SqliteMessageBus } = require(${JSON.stringify(require.resolve('./sqlite-message-bus'))});
+      const bus = new SqliteMessageBus({ file: ${JSON.stringify(file)} });
+      bus.publish('quotes', [{ key: 'q1', value: 'sent' }, { key: 'q1', value: 'accepted' }]).then(() => bus.close());
+    `);
+    await exited(child);
+    await waitFor(() => received.length === 2);
+    await bus.close();
+
+    expect(received.map((m) => m.value)).toEqual(['sent', 'accepted']);
+  });
+
+  it('when a consumer dies mid-batch, another takes over after its lease expires and gets the batch again', async () => {
+    const child = runTypeScript(`
+      const { SqliteMessageBus } = require(${JSON.stringify(require.resolve('./sqlite-message-bus'))});
+      const bus = new SqliteMessageBus({ file: ${JSON.stringify(file)}, leaseMs: 300 });
+      bus.publish('webhooks', [{ key: 'w1', value: 'deliver' }])
+        .then(() => bus.consume({
+          groupId: 'outbox',
+          topics: ['webhooks'],
+          handleBatch: () => { console.log('handling'); return new Promise(() => undefined); },
+        }));
+    `);
+    await firstLine(child);
+    child.kill('SIGKILL');
+    await exited(child);
+
+    const bus = new SqliteMessageBus({ file, leaseMs: 300, pollIntervalMs: 20 });
+    const received: string[] = [];
+    await bus.consume({ groupId: 'outbox', topics: ['webhooks'], handleBatch: async (batch) => void received.push(...batch.map((m) => m.value)) });
+    await waitFor(() => received.length === 1);
+    await bus.close();
+
+    expect(received).toEqual(['deliver']);
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Runs a script in a separate Node process that can require this library's TypeScript sources. */
+function runTypeScript(script: string): ChildProcess {
+  const requireTypeScript = `
+    const { readFileSync } = require('node:fs');
+    const { transformSync } = require('@swc/core');
+    require.extensions['.ts'] = (module, filename) => {
+      const { code } = transformSync(readFileSync(filename, 'utf8'), {
+        filename,
+        jsc: { parser: { syntax: 'typescript', decorators: true }, target: 'es2022' },
+        module: { type: 'commonjs' },
+      });
+      module._compile(code, filename);
+    };
+  `;
+  return spawn(process.execPath, ['-e', requireTypeScript + script], { stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('\n')) resolve(output.split('\n')[0]);
+    });
+    child.once('exit', (code) => reject(new Error(`child exited with ${code} before writing a line`)));
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}

@@ -1,0 +1,355 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { Logger } from '@nestjs/common';
+import Database from 'better-sqlite3';
+import { BusMessage, ConsumedMessage, ConsumeOptions, Consumer, MessageBus } from './message-bus.port';
+import { backoffDelay, Sleeper } from './sleeper';
+
+export interface SqliteMessageBusOptions {
+  /** Database file (its directory is created if missing), or `':memory:'` for tests. */
+  file: string;
+  /** Partitions per topic; a message's partition is a hash of its key. */
+  partitions?: number;
+  /** How often an idle consumer looks for messages published by other processes. */
+  pollIntervalMs?: number;
+  /** Most messages handed to one `handleBatch` call. */
+  batchSize?: number;
+  /** First wait before a failed batch is handed over again; doubles up to `maxRetryDelayMs`. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+  /** How long a consumer keeps its group's lease without renewing it (it renews while alive). */
+  leaseMs?: number;
+  /** How long a writer waits for another process holding the write lock. */
+  busyTimeoutMs?: number;
+  /** Clock for lease expiry; defaults to `Date.now`. */
+  now?: () => number;
+}
+
+interface Settings {
+  pollIntervalMs: number;
+  retryDelayMs: number;
+  maxRetryDelayMs: number;
+  leaseMs: number;
+}
+
+/** What a consumer does to its group's log; every call is a short synchronous transaction. */
+interface GroupLog {
+  /** Takes or renews the group's lease; false while another live consumer holds it. */
+  claim(): boolean;
+  /** The next messages after the group's committed offsets, in offset order. */
+  read(): ConsumedMessage[];
+  /** Moves the group's offsets past the batch; false when the lease was lost meanwhile. */
+  commit(batch: ConsumedMessage[]): boolean;
+  release(): void;
+}
+
+interface MessageRow {
+  seq: number;
+  topic: string;
+  partition: number;
+  key: string;
+  value: string;
+  headers: string | null;
+}
+
+// `seq` is the rowid and the message's offset; AUTOINCREMENT never reuses one.
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS bus_messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    topic TEXT NOT NULL,
+    partition INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    headers TEXT,
+    published_at INTEGER NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS bus_messages_by_topic ON bus_messages (topic, seq);
+  CREATE TABLE IF NOT EXISTS bus_offsets (
+    group_id TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    committed INTEGER NOT NULL,
+    PRIMARY KEY (group_id, topic)
+  );
+  CREATE TABLE IF NOT EXISTS bus_leases (
+    group_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+`;
+
+/** Wakes the consumers of every bus in this process that shares a database file. */
+const published = new EventEmitter().setMaxListeners(0);
+
+/**
+ * The embedded message bus: a durable log in SQLite. A group consumes its topics in offset
+ * order (so every key keeps its order) and commits only after a batch is handled. One consumer
+ * per group works at a time, holding a lease row; the others stand by and take over when it stops
+ * or dies. Several processes may share the file.
+ */
+export class SqliteMessageBus extends MessageBus {
+  private readonly db: Database.Database;
+  private readonly now: () => number;
+  private readonly partitions: number;
+  private readonly batchSize: number;
+  private readonly settings: Settings;
+  private readonly signal: string;
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly consumers = new Set<SqliteConsumer>();
+  private readonly append: (topic: string, messages: BusMessage[]) => void;
+  private readonly readBatch: (groupId: string, topics: string[]) => ConsumedMessage[];
+  private readonly commitBatch: (groupId: string, owner: string, batch: ConsumedMessage[]) => boolean;
+
+  constructor(options: SqliteMessageBusOptions) {
+    super();
+    this.now = options.now ?? Date.now;
+    this.partitions = options.partitions ?? 4;
+    if (!Number.isInteger(this.partitions) || this.partitions < 1) throw new RangeError('partitions must be a positive integer');
+    this.batchSize = options.batchSize ?? 100;
+    this.settings = {
+      pollIntervalMs: options.pollIntervalMs ?? 200,
+      retryDelayMs: options.retryDelayMs ?? 200,
+      maxRetryDelayMs: options.maxRetryDelayMs ?? 10_000,
+      leaseMs: options.leaseMs ?? 30_000,
+    };
+    this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000);
+    this.db.exec(SCHEMA);
+    this.signal = options.file === ':memory:' ? `memory:${randomUUID()}` : resolve(options.file);
+    this.append = this.db.transaction((topic: string, messages: BusMessage[]) => this.appendNow(topic, messages)).immediate;
+    this.readBatch = this.db.transaction((groupId: string, topics: string[]) => this.readBatchNow(groupId, topics)).deferred;
+    this.commitBatch = this.db.transaction((groupId: string, owner: string, batch: ConsumedMessage[]) =>
+      this.commitNow(groupId, owner, batch),
+    ).immediate;
+  }
+
+  async publish(topic: string, messages: BusMessage[]): Promise<void> {
+    if (typeof topic !== 'string' || topic === '') throw new TypeError('topic must be a non-empty string');
+    for (const message of messages) {
+      if (typeof message.key !== 'string' || typeof message.value !== 'string') {
+        throw new TypeError('a message needs a string key and a string value');
+      }
+    }
+    if (messages.length === 0) return;
+    this.append(topic, messages);
+    published.emit(this.signal);
+  }
+
+  async consume(options: ConsumeOptions): Promise<Consumer> {
+    const { groupId } = options;
+    if (typeof groupId !== 'string' || groupId === '') throw new TypeError('groupId must be a non-empty string');
+    if (options.topics.length === 0) throw new TypeError('consume needs at least one topic');
+    const topics = [...new Set(options.topics)];
+    const owner = randomUUID();
+    const log: GroupLog = {
+      claim: () => this.claimLease(groupId, owner),
+      read: () => this.readBatch(groupId, topics),
+      commit: (batch) => this.commitBatch(groupId, owner, batch),
+      release: () => {
+        this.statement('DELETE FROM bus_leases WHERE group_id = ? AND owner = ?').run(groupId, owner);
+        published.emit(this.signal);
+      },
+    };
+    const consumer = new SqliteConsumer(options, this.settings, log);
+    this.consumers.add(consumer);
+    published.on(this.signal, consumer.wake);
+    consumer.start(() => {
+      published.off(this.signal, consumer.wake);
+      this.consumers.delete(consumer);
+    });
+    return consumer;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
+    if (this.db.open) this.db.close();
+  }
+
+  private appendNow(topic: string, messages: BusMessage[]): void {
+    const insert = this.statement(
+      'INSERT INTO bus_messages (topic, partition, key, value, headers, published_at) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    const publishedAt = this.now();
+    for (const { key, value, headers } of messages) {
+      insert.run(topic, partitionOf(key, this.partitions), key, value, headers ? JSON.stringify(headers) : null, publishedAt);
+    }
+  }
+
+  private readBatchNow(groupId: string, topics: string[]): ConsumedMessage[] {
+    const committed = this.statement('SELECT committed FROM bus_offsets WHERE group_id = ? AND topic = ?').pluck();
+    const pending = this.statement(
+      'SELECT seq, topic, partition, key, value, headers FROM bus_messages WHERE topic = ? AND seq > ? ORDER BY seq LIMIT ?',
+    );
+    const rows = topics.flatMap(
+      (topic) => pending.all(topic, (committed.get(groupId, topic) as number | undefined) ?? 0, this.batchSize) as MessageRow[],
+    );
+    return rows
+      .sort((a, b) => a.seq - b.seq)
+      .slice(0, this.batchSize)
+      .map((row) => ({
+        topic: row.topic,
+        partition: row.partition,
+        offset: String(row.seq),
+        key: row.key,
+        value: row.value,
+        headers: row.headers ? (JSON.parse(row.headers) as Record<string, string>) : {},
+      }));
+  }
+
+  private commitNow(groupId: string, owner: string, batch: ConsumedMessage[]): boolean {
+    const holder = this.statement('SELECT owner FROM bus_leases WHERE group_id = ?').pluck().get(groupId);
+    if (holder !== owner) return false;
+    const upTo = new Map<string, number>();
+    for (const message of batch) upTo.set(message.topic, Math.max(upTo.get(message.topic) ?? 0, Number(message.offset)));
+    const save = this.statement(
+      `INSERT INTO bus_offsets (group_id, topic, committed) VALUES (?, ?, ?)
+       ON CONFLICT (group_id, topic) DO UPDATE SET committed = max(committed, excluded.committed)`,
+    );
+    for (const [topic, offset] of upTo) save.run(groupId, topic, offset);
+    return true;
+  }
+
+  private claimLease(groupId: string, owner: string): boolean {
+    const now = this.now();
+    const lease = this.statement('SELECT owner, expires_at AS expiresAt FROM bus_leases WHERE group_id = ?').get(groupId) as
+      | { owner: string; expiresAt: number }
+      | undefined;
+    // Renewing is a durable write; do it only once half the lease has run out.
+    if (lease?.owner === owner && lease.expiresAt - now > this.settings.leaseMs / 2) return true;
+    if (lease && lease.owner !== owner && lease.expiresAt > now) return false;
+    const { changes } = this.statement(
+      `INSERT INTO bus_leases (group_id, owner, expires_at) VALUES (@groupId, @owner, @expiresAt)
+       ON CONFLICT (group_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE bus_leases.owner = excluded.owner OR bus_leases.expires_at <= @now`,
+    ).run({ groupId, owner, expiresAt: now + this.settings.leaseMs, now });
+    return changes === 1;
+  }
+
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+/**
+ * Hands batches to the handler and commits after each. A failed batch is handed over again,
+ * unchanged, after a backoff: nothing is committed past a message that was not handled.
+ */
+class SqliteConsumer implements Consumer {
+  private static readonly logger = new Logger('SqliteMessageBus');
+  private stopped = false;
+  /** Set by a publish; stops the loop from sleeping past messages it has not read yet. */
+  private woken = false;
+  private readonly idle = new Sleeper();
+  private readonly backoff = new Sleeper();
+  private done: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly options: ConsumeOptions,
+    private readonly settings: Settings,
+    private readonly log: GroupLog,
+  ) {}
+
+  readonly wake = (): void => {
+    this.woken = true;
+    this.idle.interrupt();
+  };
+
+  start(onFinished: () => void): void {
+    this.done = this.run().finally(onFinished);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.idle.interrupt();
+    this.backoff.interrupt();
+    await this.done;
+  }
+
+  private async run(): Promise<void> {
+    let held: ConsumedMessage[] | null = null;
+    let failures = 0;
+    while (!this.stopped) {
+      this.woken = false;
+      try {
+        if (!this.log.claim()) {
+          held = null;
+          await this.rest();
+          continue;
+        }
+        const batch: ConsumedMessage[] = held ?? this.log.read();
+        if (batch.length === 0) {
+          await this.rest();
+          continue;
+        }
+        held = batch;
+        await this.handle(batch);
+        if (!this.log.commit(batch)) {
+          this.report(new Error(`consumer group ${this.options.groupId} lost its lease; its new holder re-reads from the last commit`));
+        }
+        held = null;
+        failures = 0;
+      } catch (error) {
+        this.report(error);
+        await this.backoff.sleep(backoffDelay(++failures, this.settings.retryDelayMs, this.settings.maxRetryDelayMs));
+      }
+    }
+    try {
+      this.log.release();
+    } catch {
+      // An unreleased lease expires on its own.
+    }
+  }
+
+  private async rest(): Promise<void> {
+    if (!this.woken && !this.stopped) await this.idle.sleep(this.settings.pollIntervalMs);
+  }
+
+  /** Runs the handler, renewing the lease meanwhile so a slow batch is not taken over. */
+  private async handle(batch: ConsumedMessage[]): Promise<void> {
+    const heartbeat = setInterval(() => {
+      try {
+        this.log.claim();
+      } catch {
+        // The next claim in the loop reports a persistent failure.
+      }
+    }, Math.max(10, this.settings.leaseMs / 4));
+    // The handler's own work keeps the process alive, not the heartbeat.
+    heartbeat.unref();
+    try {
+      await this.options.handleBatch(batch);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private report(error: unknown): void {
+    try {
+      if (this.options.onError) this.options.onError(error);
+      else SqliteConsumer.logger.error(`consumer group ${this.options.groupId} failed`, error as Error);
+    } catch {
+      // A failing error callback must not end the consumer.
+    }
+  }
+}
+
+function openDatabase(file: string, busyTimeoutMs: number): Database.Database {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file, { timeout: busyTimeoutMs });
+  db.pragma('journal_mode = WAL');
+  // FULL syncs the WAL on every commit: a published message survives a crash or power loss.
+  db.pragma('synchronous = FULL');
+  db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
+  return db;
+}
+
+/** FNV-1a over the key's UTF-8 bytes: the same key always lands in the same partition. */
+function partitionOf(key: string, partitions: number): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(key, 'utf8')) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return hash % partitions;
+}

@@ -1,0 +1,82 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeReadStoreContract } from '@lib/read-store/testing/read-store.contract';
+import { SqliteReadStore } from './sqlite-read-store';
+
+describeReadStoreContract('SqliteReadStore', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'read-store-'));
+  const store = new SqliteReadStore({ file: join(dir, 'read.db') });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SqliteReadStore on a file', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'read-store-'));
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps documents, indexes and checkpoints when closed and reopened', async () => {
+    const file = join(dir, 'nested', 'read.db');
+    const first = new SqliteReadStore({ file });
+    await first.ensureIndexes('quotes_v1', [{ fields: [{ field: 'reference', direction: 'asc' }], unique: true }]);
+    await first.upsert([{ collection: 'quotes_v1', document: { id: 'q1', reference: 'Q-1' }, guard: { field: 'position', value: 7 } }]);
+    await first.saveCheckpoint('quotes_v1', 7);
+    await first.close();
+
+    const reopened = new SqliteReadStore({ file });
+    expect(await reopened.get('quotes_v1', 'q1')).toEqual({ id: 'q1', reference: 'Q-1', position: 7 });
+    expect(await reopened.getCheckpoint('quotes_v1')).toBe(7);
+    expect(await reopened.listCollections()).toEqual(['quotes_v1']);
+    const duplicate = reopened.upsert([{ collection: 'quotes_v1', document: { id: 'q2', reference: 'Q-1' } }]);
+    expect(await duplicate.then(() => 'applied', () => 'refused')).toBe('refused');
+    await reopened.close();
+  });
+
+  it('commits a projection step and its checkpoint together, or neither', async () => {
+    const store = new SqliteReadStore({ file: join(dir, 'read.db') });
+    store.transaction((tx) => {
+      tx.upsert([{ collection: 'quotes_v1', document: { id: 'q1', status: 'draft' }, guard: { field: 'position', value: 1 } }]);
+      tx.saveCheckpoint('quotes_v1', 1);
+    });
+
+    expect(() =>
+      store.transaction((tx) => {
+        tx.upsert([{ collection: 'quotes_v1', document: { id: 'q1', status: 'sent' }, guard: { field: 'position', value: 2 } }]);
+        tx.upsert([{ collection: 'leads_v1', document: { id: 'l1' } }]);
+        tx.saveCheckpoint('quotes_v1', 2);
+        throw new Error('projection failed half-way');
+      }),
+    ).toThrow('projection failed half-way');
+
+    expect(await store.get('quotes_v1', 'q1')).toMatchObject({ status: 'draft' });
+    expect(await store.getCheckpoint('quotes_v1')).toBe(1);
+    expect(await store.listCollections()).toEqual(['quotes_v1']);
+    expect(await store.get('leads_v1', 'l1')).toBeNull();
+    await store.close();
+  });
+
+  it('sees collections another connection to the same file creates and drops', async () => {
+    const file = join(dir, 'read.db');
+    const writer = new SqliteReadStore({ file });
+    const reader = new SqliteReadStore({ file });
+    expect(await reader.get('quotes_v1', 'q1')).toBeNull();
+
+    await writer.upsert([{ collection: 'quotes_v1', document: { id: 'q1' } }]);
+    expect(await reader.get('quotes_v1', 'q1')).toEqual({ id: 'q1' });
+
+    await writer.dropCollection('quotes_v1');
+    expect(await reader.get('quotes_v1', 'q1')).toBeNull();
+    expect(await reader.count('quotes_v1')).toBe(0);
+    await Promise.all([writer.close(), reader.close()]);
+  });
+});

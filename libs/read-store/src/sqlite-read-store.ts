@@ -1,0 +1,417 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  Filter,
+  FindOptions,
+  FindResult,
+  GuardedUpsert,
+  IndexSpec,
+  ReadDocument,
+  ReadStore,
+  SortKey,
+} from './read-store.port';
+
+export interface SqliteReadStoreOptions {
+  /** Database file (its directory is created if missing), or `':memory:'` for tests. */
+  file: string;
+  /** How long a writer waits for another process holding the write lock. */
+  busyTimeoutMs?: number;
+}
+
+/** Synchronous access to the store inside `SqliteReadStore.transaction`. */
+export interface ReadStoreTransaction {
+  get<T extends ReadDocument>(collection: string, id: string): T | null;
+  upsert(writes: GuardedUpsert[]): number;
+  delete(collection: string, id: string): void;
+  getCheckpoint(name: string): number | null;
+  saveCheckpoint(name: string, position: number): void;
+}
+
+const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
+const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+const TABLE_PREFIX = 'coll_';
+const MAX_CACHED_STATEMENTS = 500;
+
+type SqlValue = string | number | bigint | null;
+
+/** A piece of SQL and the values of its placeholders, in order. */
+interface Sql {
+  sql: string;
+  params: SqlValue[];
+}
+
+/**
+ * The embedded read-model store: one SQLite table per collection holding JSON documents, with
+ * expression indexes on the fields a projection sorts and filters by. Checkpoints live in the
+ * same file, so a projection can commit its writes and its position in one transaction.
+ */
+export class SqliteReadStore extends ReadStore {
+  private readonly db: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
+  /** Collections whose table is known to exist. */
+  private readonly tables = new Set<string>();
+  private readonly tx: ReadStoreTransaction = {
+    get: <T extends ReadDocument>(collection: string, id: string) => this.getNow<T>(collection, id),
+    upsert: (writes) => this.upsertNow(writes),
+    delete: (collection, id) => this.deleteNow(collection, id),
+    getCheckpoint: (name) => this.getCheckpointNow(name),
+    saveCheckpoint: (name, position) => this.saveCheckpointNow(name, position),
+  };
+
+  constructor(options: SqliteReadStoreOptions) {
+    super();
+    this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000);
+    this.db.exec('CREATE TABLE IF NOT EXISTS read_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
+  }
+
+  /**
+   * Runs `work` in one write transaction: all of its writes commit together, or none do. The work
+   * is synchronous (the transaction cannot span an await).
+   */
+  transaction<T>(work: (tx: ReadStoreTransaction) => T): T {
+    try {
+      return this.db.transaction(work).immediate(this.tx);
+    } catch (error) {
+      // A table created inside the rolled-back transaction no longer exists.
+      this.tables.clear();
+      throw error;
+    }
+  }
+
+  async ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void> {
+    const table = tableName(collection);
+    this.transaction(() => {
+      this.ensureTable(collection);
+      for (const index of indexes) {
+        if (index.fields.length === 0) throw new Error('an index needs at least one field');
+        const columns = index.fields.map(({ field, direction }) => `${fieldSql(field)} ${directionSql(direction)}`);
+        const digest = createHash('sha256').update(JSON.stringify(index)).digest('hex').slice(0, 16);
+        this.db.exec(
+          `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS "${table}__${digest}" ON "${table}" (${columns.join(', ')})`,
+        );
+      }
+    });
+  }
+
+  async get<T extends ReadDocument>(collection: string, id: string): Promise<T | null> {
+    return this.getNow<T>(collection, id);
+  }
+
+  async find<T extends ReadDocument>(collection: string, options: FindOptions): Promise<FindResult<T>> {
+    const table = tableName(collection);
+    const { limit, after } = options;
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
+    const sort: SortKey[] = options.sort.length > 0 ? options.sort : [{ field: 'id', direction: 'asc' }];
+    if (after && after.length !== sort.length) {
+      throw new RangeError(`after holds ${after.length} values for ${sort.length} sort keys`);
+    }
+    const filter = filterSql(options.filter);
+    const orderBy = sort.map(({ field, direction }) => `${fieldSql(field)} ${directionSql(direction)}`).join(', ');
+    const select = (conditions: Sql[], count: number): string[] =>
+      this.statement(`SELECT doc FROM "${table}"${whereClause(conditions)} ORDER BY ${orderBy} LIMIT ?`)
+        .pluck()
+        .all(...conditions.flatMap((condition) => condition.params), count) as string[];
+
+    const rows = this.readTable(collection, [] as string[], () =>
+      this.db
+        .transaction(() => {
+          if (!after) return select(filter, limit + 1);
+          const keyset = keysetSql(sort, after);
+          const first = fieldSql(sort[0].field);
+          const firstValue = sqlValue(after[0]);
+          // Bounding the first key lets SQLite seek in the index instead of scanning from its start.
+          if (sort[0].direction === 'asc') {
+            const seek = firstValue === null ? [] : [{ sql: `${first} >= ?`, params: [firstValue] }];
+            return select([...filter, keyset, ...seek], limit + 1);
+          }
+          if (firstValue === null) return select([...filter, keyset, { sql: `${first} IS NULL`, params: [] }], limit + 1);
+          // Descending, missing values come last: seek through the values, then read the missing ones.
+          const found = select([...filter, keyset, { sql: `${first} <= ?`, params: [firstValue] }], limit + 1);
+          if (found.length > limit) return found;
+          return found.concat(select([...filter, { sql: `${first} IS NULL`, params: [] }], limit + 1 - found.length));
+        })
+        .deferred(),
+    );
+    const items = rows.slice(0, limit).map((doc) => JSON.parse(doc) as T);
+    const last = items[items.length - 1];
+    const nextAfter = rows.length > limit ? sort.map(({ field }) => readPath(last, field) ?? null) : null;
+    return { items, nextAfter };
+  }
+
+  async count(collection: string, filter?: Filter): Promise<number> {
+    const table = tableName(collection);
+    const where = filterSql(filter);
+    return this.readTable(collection, 0, () =>
+      this.statement(`SELECT COUNT(*) FROM "${table}"${whereClause(where)}`)
+        .pluck()
+        .get(...where.flatMap((condition) => condition.params)) as number,
+    );
+  }
+
+  async upsert(writes: GuardedUpsert[]): Promise<number> {
+    return this.transaction((tx) => tx.upsert(writes));
+  }
+
+  async delete(collection: string, id: string): Promise<void> {
+    this.deleteNow(collection, id);
+  }
+
+  async dropCollection(collection: string): Promise<void> {
+    const table = tableName(collection);
+    this.db.exec(`DROP TABLE IF EXISTS "${table}"`);
+    this.forget(collection);
+  }
+
+  async listCollections(): Promise<string[]> {
+    const tables = this.statement(
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ${TABLE_PREFIX.length}) = '${TABLE_PREFIX}' ORDER BY name`,
+    )
+      .pluck()
+      .all() as string[];
+    return tables.map((table) => table.slice(TABLE_PREFIX.length));
+  }
+
+  async getCheckpoint(name: string): Promise<number | null> {
+    return this.getCheckpointNow(name);
+  }
+
+  async saveCheckpoint(name: string, position: number): Promise<void> {
+    this.saveCheckpointNow(name, position);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private getNow<T extends ReadDocument>(collection: string, id: string): T | null {
+    const table = tableName(collection);
+    const doc = this.readTable(collection, undefined, () =>
+      this.statement(`SELECT doc FROM "${table}" WHERE id = ?`).pluck().get(id) as string | undefined,
+    );
+    return doc === undefined ? null : (JSON.parse(doc) as T);
+  }
+
+  private upsertNow(writes: GuardedUpsert[]): number {
+    let applied = 0;
+    for (const { collection, document, guard } of writes) {
+      const table = tableName(collection);
+      if (typeof document?.id !== 'string' || document.id === '') throw new TypeError('a document needs a string id');
+      this.ensureTable(collection);
+      if (guard) {
+        const path = fieldSql(guard.field);
+        // The stored document carries the guard value, so the next write is guarded against it.
+        const stored = withPath(document, guard.field, guard.value);
+        applied += this.statement(
+          `INSERT INTO "${table}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc
+           WHERE ${path} IS NULL OR ${path} < ?`,
+        ).run(document.id, JSON.stringify(stored), guard.value).changes;
+      } else {
+        applied += this.statement(
+          `INSERT INTO "${table}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
+        ).run(document.id, JSON.stringify(document)).changes;
+      }
+    }
+    return applied;
+  }
+
+  private deleteNow(collection: string, id: string): void {
+    const table = tableName(collection);
+    this.readTable(collection, undefined, () => this.statement(`DELETE FROM "${table}" WHERE id = ?`).run(id));
+  }
+
+  private getCheckpointNow(name: string): number | null {
+    const position = this.statement('SELECT position FROM read_checkpoints WHERE name = ?').pluck().get(name);
+    return position === undefined ? null : (position as number);
+  }
+
+  private saveCheckpointNow(name: string, position: number): void {
+    this.statement(
+      'INSERT INTO read_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position',
+    ).run(name, position);
+  }
+
+  private ensureTable(collection: string): void {
+    if (this.tables.has(collection)) return;
+    this.db.exec(`CREATE TABLE IF NOT EXISTS "${tableName(collection)}" (id TEXT PRIMARY KEY, doc TEXT NOT NULL)`);
+    this.tables.add(collection);
+  }
+
+  /** Runs a statement on a collection's table; a collection that does not exist reads as empty. */
+  private readTable<T>(collection: string, empty: T, read: () => T): T {
+    if (!this.tables.has(collection)) {
+      const exists = this.statement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(tableName(collection));
+      if (!exists) return empty;
+      this.tables.add(collection);
+    }
+    try {
+      return read();
+    } catch (error) {
+      // Another process dropped the collection since we last looked. (Not `instanceof`: the
+      // native module may raise errors from another realm, as under Jest.)
+      if (String((error as { message?: unknown } | null)?.message).startsWith('no such table')) {
+        this.forget(collection);
+        return empty;
+      }
+      throw error;
+    }
+  }
+
+  private forget(collection: string): void {
+    this.tables.delete(collection);
+    const quoted = `"${tableName(collection)}"`;
+    for (const sql of this.statements.keys()) if (sql.includes(quoted)) this.statements.delete(sql);
+  }
+
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (statement) {
+      // Refresh its place so the least recently used statement is the one evicted.
+      this.statements.delete(sql);
+    } else {
+      statement = this.db.prepare(sql);
+      if (this.statements.size >= MAX_CACHED_STATEMENTS) this.statements.delete(this.statements.keys().next().value!);
+    }
+    this.statements.set(sql, statement);
+    return statement;
+  }
+}
+
+function openDatabase(file: string, busyTimeoutMs: number): Database.Database {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file, { timeout: busyTimeoutMs });
+  db.pragma('journal_mode = WAL');
+  // FULL syncs the WAL on every commit: an acknowledged write survives a crash or power loss.
+  db.pragma('synchronous = FULL');
+  db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
+  return db;
+}
+
+function tableName(collection: string): string {
+  if (typeof collection !== 'string' || !COLLECTION_NAME.test(collection)) {
+    throw new Error(`invalid collection name "${collection}": use lower-case letters, digits and _`);
+  }
+  return TABLE_PREFIX + collection;
+}
+
+/**
+ * The SQL for a document field. Queries and expression indexes must spell it identically for
+ * SQLite to use the index; field names are validated, so they can be inlined.
+ */
+function fieldSql(field: string): string {
+  if (field === 'id') return 'id';
+  if (typeof field !== 'string' || !FIELD_PATH.test(field)) throw new Error(`invalid field name "${field}"`);
+  return `json_extract(doc, '$.${field}')`;
+}
+
+function directionSql(direction: string): string {
+  if (direction !== 'asc' && direction !== 'desc') throw new Error(`invalid sort direction "${direction}"`);
+  return direction === 'asc' ? 'ASC' : 'DESC';
+}
+
+function whereClause(conditions: Sql[]): string {
+  return conditions.length > 0 ? ` WHERE ${conditions.map((condition) => condition.sql).join(' AND ')}` : '';
+}
+
+/** Filter conditions, to be ANDed. */
+function filterSql(filter: Filter | undefined): Sql[] {
+  const conditions: Sql[] = [];
+  for (const [field, condition] of Object.entries(filter ?? {})) {
+    if (condition === undefined) continue;
+    const column = fieldSql(field);
+    if (condition === null) {
+      conditions.push({ sql: `${column} IS NULL`, params: [] });
+    } else if (typeof condition === 'boolean') {
+      // json_extract reads true as 1: check the JSON type so `true` does not match the number 1.
+      conditions.push({ sql: `${column} = ? AND json_type(doc, '$.${field}') = '${condition}'`, params: [condition ? 1 : 0] });
+    } else if (typeof condition !== 'object') {
+      conditions.push({ sql: `${column} = ?`, params: [condition] });
+    } else {
+      conditions.push(...rangeSql(column, condition));
+    }
+  }
+  return conditions;
+}
+
+const RANGE_OPERATORS = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+
+function rangeSql(column: string, condition: Exclude<Filter[string], null | string | number | boolean>): Sql[] {
+  const conditions: Sql[] = [];
+  const types = new Set<string>();
+  for (const [operator, value] of Object.entries(condition)) {
+    if (value === undefined) continue;
+    if (operator === 'in') {
+      if (!Array.isArray(value)) throw new Error('the in operator takes an array');
+      conditions.push(
+        value.length === 0
+          ? { sql: '0', params: [] }
+          : { sql: `${column} IN (${value.map(() => '?').join(', ')})`, params: value as Array<string | number> },
+      );
+    } else if (operator in RANGE_OPERATORS) {
+      if (typeof value !== 'number' && typeof value !== 'string') throw new Error(`${operator} takes a number or a string`);
+      conditions.push({ sql: `${column} ${RANGE_OPERATORS[operator as keyof typeof RANGE_OPERATORS]} ?`, params: [value] });
+      types.add(typeof value);
+    } else {
+      throw new Error(`unsupported filter operator "${operator}"`);
+    }
+  }
+  // SQLite orders every number before every string; a numeric range must not match strings, nor the reverse.
+  if (types.has('number')) conditions.push({ sql: `typeof(${column}) IN ('integer', 'real')`, params: [] });
+  if (types.has('string')) conditions.push({ sql: `typeof(${column}) = 'text'`, params: [] });
+  return conditions;
+}
+
+/**
+ * Rows strictly after `after` in the sort order: tied on the first i keys and beyond on key i,
+ * for some i. SQLite puts NULL (a missing field) first in an ascending key and last in a
+ * descending one; the comparisons follow the same order.
+ */
+function keysetSql(sort: SortKey[], after: unknown[]): Sql {
+  const branches: Sql[] = [];
+  const tied: Sql[] = [];
+  sort.forEach(({ field, direction }, i) => {
+    const column = fieldSql(field);
+    const value = sqlValue(after[i]);
+    let beyond: Sql | null;
+    if (direction === 'asc') {
+      beyond = value === null ? { sql: `${column} IS NOT NULL`, params: [] } : { sql: `${column} > ?`, params: [value] };
+    } else {
+      beyond = value === null ? null : { sql: `(${column} < ? OR ${column} IS NULL)`, params: [value] };
+    }
+    if (beyond) branches.push(allOf([...tied, beyond]));
+    tied.push(value === null ? { sql: `${column} IS NULL`, params: [] } : { sql: `${column} = ?`, params: [value] });
+  });
+  if (branches.length === 0) return { sql: '0', params: [] };
+  return { sql: `(${branches.map((branch) => branch.sql).join(' OR ')})`, params: branches.flatMap((branch) => branch.params) };
+}
+
+function allOf(conditions: Sql[]): Sql {
+  return { sql: `(${conditions.map((c) => c.sql).join(' AND ')})`, params: conditions.flatMap((c) => c.params) };
+}
+
+/** A document value as SQLite sees it through json_extract. */
+function sqlValue(value: unknown): SqlValue {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint') return value;
+  return JSON.stringify(value);
+}
+
+function readPath(document: ReadDocument, path: string): unknown {
+  let value: unknown = document;
+  for (const part of path.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/** A copy of `document` with `path` set to `value`, copying only the objects along the path. */
+function withPath<T extends Record<string, unknown>>(document: T, path: string, value: unknown): T {
+  const [head, ...rest] = path.split('.');
+  if (rest.length === 0) return { ...document, [head]: value };
+  const child = document[head];
+  const nested = child !== null && typeof child === 'object' && !Array.isArray(child) ? (child as Record<string, unknown>) : {};
+  return { ...document, [head]: withPath(nested, rest.join('.'), value) };
+}
