@@ -8,7 +8,7 @@ import { serveOpenApi } from './openapi';
 /** Builds the HTTP application (not yet listening); used by main and by the tests. */
 export async function createGatewayApp(config: AppConfig, options: GatewayOptions, logger: false | undefined = undefined): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, options), createHttpAdapter(), {
-    logger: logger === false ? false : ['log', 'warn', 'error'],
+    logger: logger === false ? false : ['warn', 'error'],
     bufferLogs: false,
   });
   configureHttpApplication(app, {

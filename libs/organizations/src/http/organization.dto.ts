@@ -1,13 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
+  IsBoolean, IsIn, IsNotIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
 } from 'class-validator';
 
 export const LOCALES = ['en', 'de', 'nl'] as const;
 export const UNIT_SYSTEMS = ['metric', 'imperial'] as const;
 export const PLANS = ['free', 'essential', 'pro', 'enterprise'] as const;
 const CURRENCY = /^[A-Z]{3}$/;
+/** Storefront paths `/storefront/v1/sessions/…` and `/storefront/v1/quotes/…` sit beside `/{orgSlug}`. */
+export const RESERVED_SLUGS = ['sessions', 'quotes'];
 const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
 
 export class QuoteDefaultsDto {
@@ -47,6 +49,7 @@ export class CreateOrganizationDto {
 
   @ApiProperty({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 63 })
   @IsString() @Matches(/^[a-z0-9]+(-[a-z0-9]+)*$/, { message: 'slug must be lowercase letters, digits and single hyphens' }) @MaxLength(63)
+  @IsNotIn(RESERVED_SLUGS, { message: 'this slug is reserved' })
   slug: string;
 
   @ApiPropertyOptional({ enum: LOCALES, default: 'en' }) @IsOptional() @IsIn(LOCALES)

@@ -8,17 +8,47 @@ import { CreateSubmission, type SubmissionCustomer } from '@lib/submissions';
 import { TemplateDirectory, configHash, priceConfiguration, validateConfiguration } from '@lib/templates';
 import { assertCustomerMayWrite, sessionDecider, type SessionState } from '../domain/session.decider';
 import { SessionNotConfigured } from '../domain/session.errors';
-import { sessionStream, type Adjustment, type SessionLocale, type SessionOrigin } from '../domain/session.events';
+import { sessionStream, type Adjustment, type SessionEvent, type SessionLocale, type SessionOrigin } from '../domain/session.events';
 import { generateCustomerToken, hashCustomerToken } from './customer-token';
 
 const customerActor = (sessionId: string) => `customer:${sessionId}`;
 
-type LoadedSession = SessionState & { sessionId: string; organizationId: string; templateId: string; locale: SessionLocale; origin: SessionOrigin };
+export type LoadedSession = SessionState & { sessionId: string; organizationId: string; templateId: string; locale: SessionLocale; origin: SessionOrigin };
 
-async function loadSession(repository: AggregateRepository, sessionId: string): Promise<LoadedSession> {
+export async function loadSession(repository: AggregateRepository, sessionId: string): Promise<LoadedSession> {
   const { state } = await repository.load(sessionDecider, sessionStream(sessionId));
   if (!state.exists) throw new NotFound('Session');
   return state as LoadedSession;
+}
+
+/**
+ * What follows a submitted session: the submission and the customer's contact. Both commands are
+ * idempotent, so the outbox's follow-up reactor can run this again after a crash between the
+ * session write and these dispatches.
+ */
+export async function completeSubmission(
+  commands: CommandBus,
+  session: Pick<LoadedSession, 'organizationId' | 'templateId' | 'locale' | 'origin'> & { sessionId: string },
+  submitted: Extract<SessionEvent, { type: 'session.v1.submitted' }>['data'],
+  actor: string,
+): Promise<void> {
+  await commands.execute(
+    new CreateSubmission(
+      session.organizationId,
+      submitted.submissionId,
+      session.sessionId,
+      session.templateId,
+      submitted.customer,
+      submitted.configuration as unknown as Record<string, unknown>,
+      submitted.configHash,
+      submitted.basePricing,
+      submitted.externalPricing,
+      session.locale,
+      session.origin,
+      actor,
+    ),
+  );
+  await commands.execute(new RecordSubmissionContact(session.organizationId, submitted.submissionId, submitted.customer, actor));
 }
 
 /** decisions §6: starts a configuration session on an organization's template; the locale defaults to the organization's. */
@@ -173,23 +203,7 @@ export class SubmitSessionHandler implements ICommandHandler<SubmitSession, { su
     const submitted = newEvents[0];
     if (submitted?.type !== 'session.v1.submitted') throw new Error('submitting a session produced no submitted event');
 
-    await this.commands.execute(
-      new CreateSubmission(
-        session.organizationId,
-        submissionId,
-        sessionId,
-        session.templateId,
-        customer,
-        submitted.data.configuration as unknown as Record<string, unknown>,
-        submitted.data.configHash,
-        basePricing,
-        submitted.data.externalPricing,
-        session.locale,
-        session.origin,
-        actor,
-      ),
-    );
-    await this.commands.execute(new RecordSubmissionContact(session.organizationId, submissionId, customer, actor));
+    await completeSubmission(this.commands, session, submitted.data, actor);
     return { submissionId };
   }
 }

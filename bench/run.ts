@@ -1,0 +1,159 @@
+/**
+ * Benchmarks of the external API (npm run bench). Each server runs in its own child process and
+ * autocannon drives it from this one, all on loopback. Figures go to stdout as Markdown.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
+import { call, inParallel } from './http-client';
+import { startProcess, type ServerProcess } from './server-process';
+
+const ADMIN_TOKEN = 'adm_bench_0123456789abcdefghij';
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const QUOTES = Number(process.env.BENCH_QUOTES ?? 10_000);
+const CONFIGURATION = {
+  width: 1200,
+  height: 1400,
+  components: [
+    { id: 'c1', componentId: 'TT', width: 600, height: 1400, options: ['hr3'] },
+    { id: 'c2', componentId: 'F', width: 600, height: 1400, options: ['hr2'] },
+  ],
+  options: ['screen'],
+  insideColorId: 'white',
+  outsideColorId: 'ral7016',
+};
+
+function run(options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => autocannon(options, (error, result) => (error ? reject(error) : resolve(result))));
+}
+
+async function startGateway(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+  return startProcess(join(__dirname, '../apps/api-gateway/src/main.js'), [], {
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    SEED_DEMO: 'false',
+    RATE_LIMIT_IP_PER_MIN: '0',
+    RATE_LIMIT_KEY_PER_MIN: '0',
+    RATE_LIMIT_CAPABILITY_PER_MIN: '0',
+    ...extraEnv,
+  }, port, '/healthz');
+}
+
+async function seedOrganization(baseUrl: string) {
+  const slug = `bench-${Date.now()}`;
+  const org = await call(baseUrl, 'POST', '/admin/v1/organizations', ADMIN_TOKEN, { name: 'Bench Windows', slug, settings: { quoteDefaults: { taxRate: 21 } } });
+  const key = await call(baseUrl, 'POST', `/admin/v1/organizations/${org.id}/api-keys`, ADMIN_TOKEN, { name: 'bench' });
+  const template = await call(baseUrl, 'POST', `/admin/v1/organizations/${org.id}/templates`, ADMIN_TOKEN, DEMO_TEMPLATE);
+  return { org, slug, apiKey: key.key as string, templateId: template.id as string };
+}
+
+async function seedQuotes(baseUrl: string, seed: Awaited<ReturnType<typeof seedOrganization>>, count: number): Promise<void> {
+  const submissions = Math.max(1, Math.ceil(count / 100));
+  const submissionIds: string[] = [];
+  await inParallel(submissions, 8, async (i) => {
+    const session = await call(baseUrl, 'POST', `/storefront/v1/${seed.slug}/sessions`, undefined, { templateId: seed.templateId });
+    const auth = session.customerToken;
+    await call(baseUrl, 'PUT', `/storefront/v1/sessions/${session.sessionId}/configuration`, auth, CONFIGURATION);
+    const submitted = await call(baseUrl, 'POST', `/storefront/v1/sessions/${session.sessionId}/submit`, auth, { customer: { name: `Customer ${i}`, email: `customer${i}@example.com` } });
+    submissionIds.push(submitted.submissionId);
+  });
+  let done = 0;
+  await inParallel(count, 16, async (i) => {
+    await call(baseUrl, 'POST', `/api/v1/submissions/${submissionIds[i % submissionIds.length]}/quotes`, seed.apiKey, { reference: `bench ${i}` });
+    if (++done % 1000 === 0) process.stderr.write(`  seeded ${done} quotes\n`);
+  });
+}
+
+async function benchQuoteList(): Promise<string[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-quotes-'));
+  const gateway = await startGateway(dataDir, 3901);
+  try {
+    const seed = await seedOrganization(gateway.baseUrl);
+    const started = Date.now();
+    await seedQuotes(gateway.baseUrl, seed, QUOTES);
+    const seedSeconds = (Date.now() - started) / 1000;
+    const path = '/api/v1/quotes?limit=50';
+    const page = await fetch(gateway.baseUrl + path, { headers: { authorization: `Bearer ${seed.apiKey}` } }).then((r) => r.text());
+    const payloadFile = join(dataDir, 'page.json');
+    writeFileSync(payloadFile, page);
+
+    const options = { connections: 10, duration: DURATION_S, headers: { authorization: `Bearer ${seed.apiKey}` } };
+    await run({ ...options, url: gateway.baseUrl + path, duration: 2 });
+    const product = await run({ ...options, url: gateway.baseUrl + path });
+    const rss = gateway.peakRssMiB();
+    await gateway.stop();
+
+    const bare = await startProcess(join(__dirname, 'bare-fastify.js'), [payloadFile, '3902'], {}, 3902, '/api/v1/quotes');
+    await run({ ...options, url: bare.baseUrl + path, duration: 2 });
+    const baseline = await run({ ...options, url: bare.baseUrl + path });
+    await bare.stop();
+
+    const ratio = product.requests.average / baseline.requests.average;
+    return [
+      `### GET /api/v1/quotes?limit=50 with ${QUOTES} quotes in the store`,
+      '',
+      `Seeded through the public API in ${seedSeconds.toFixed(1)} s. 10 connections, ${DURATION_S} s each, after a 2 s warm-up.`,
+      '',
+      '| server | req/s | p50 ms | p99 ms | non-2xx | peak RSS MiB |',
+      '|---|---|---|---|---|---|',
+      `| product (embedded) | ${product.requests.average.toFixed(0)} | ${product.latency.p50} | ${product.latency.p99} | ${product.non2xx} | ${rss} |`,
+      `| bare Fastify, same payload | ${baseline.requests.average.toFixed(0)} | ${baseline.latency.p50} | ${baseline.latency.p99} | ${baseline.non2xx} | |`,
+      '',
+      `Ratio product / bare: **${ratio.toFixed(2)}** (target ≥ 0.6).`,
+      '',
+    ];
+  } finally {
+    await gateway.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function benchContactUpserts(): Promise<string[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-contacts-'));
+  const gateway = await startGateway(dataDir, 3903);
+  try {
+    const seed = await seedOrganization(gateway.baseUrl);
+    const request = {
+      url: `${gateway.baseUrl}/api/v1/contacts`,
+      method: 'POST' as const,
+      headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'bench-[<id>]@example.com', name: 'Bench Contact', companyName: 'Bench Ltd' }),
+      idReplacement: true,
+    };
+    await run({ ...request, connections: 20, duration: 2 });
+    const max = await run({ ...request, connections: 50, duration: DURATION_S });
+    const halfRate = Math.floor(max.requests.average / 2);
+    const half = await run({ ...request, connections: 20, duration: DURATION_S, overallRate: halfRate });
+    const rss = gateway.peakRssMiB();
+    return [
+      '### POST /api/v1/contacts (a new e-mail each request)',
+      '',
+      '| load | req/s | p50 ms | p99 ms | errors + non-2xx |',
+      '|---|---|---|---|---|',
+      `| maximum (50 connections, ${DURATION_S} s) | ${max.requests.average.toFixed(0)} | ${max.latency.p50} | ${max.latency.p99} | ${max.errors + max.non2xx} |`,
+      `| half the maximum (${halfRate} req/s) | ${half.requests.average.toFixed(0)} | ${half.latency.p50} | ${half.latency.p99} | ${half.errors + half.non2xx} |`,
+      '',
+      `Targets: ≥ 1,500 req/s, p99 ≤ 20 ms at half the maximum rate. Peak RSS of the gateway: ${rss} MiB.`,
+      '',
+    ];
+  } finally {
+    await gateway.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const only = process.argv[2];
+  const lines = [`## Run of ${new Date().toISOString()} (embedded mode, Node ${process.version})`, ''];
+  if (!only || only === 'quotes') lines.push(...(await benchQuoteList()));
+  if (!only || only === 'contacts') lines.push(...(await benchContactUpserts()));
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,45 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+export interface ServerProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  /** peak resident set size of the process so far, in MiB (VmHWM) */
+  peakRssMiB(): number;
+  stop(): Promise<void>;
+}
+
+/** Starts a script in a child process and waits until it answers HTTP on the given port. */
+export async function startProcess(script: string, args: string[], env: Record<string, string>, port: number, readyPath: string): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}: ${output}`);
+    try {
+      const res = await fetch(baseUrl + readyPath);
+      if (res.status < 500) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${script} did not start in 60 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    baseUrl,
+    peakRssMiB() {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      return Math.round(kb / 1024);
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
