@@ -1,0 +1,107 @@
+import { SqliteEventStore, type EventData } from '@lib/event-store';
+import { SqliteReadStore } from '@lib/read-store';
+import { ConcurrentModification, Unavailable } from '@lib/shared';
+import { AggregateRepository } from './aggregate-repository';
+import type { Decider } from './decider';
+import { collectionName, type Projection } from './projection';
+import { applyEvent, checkpointName, startProjection } from './projection-runner';
+import { ReadYourWrites } from './read-your-writes';
+
+type CounterEvent = EventData<'counter.v1.incremented', { id: string; by: number }>;
+type CounterCommand = { type: 'increment'; id: string; by: number; max?: number };
+const counter: Decider<{ total: number }, CounterCommand, CounterEvent> = {
+  initialState: () => ({ total: 0 }),
+  decide: (command, state) => {
+    if (command.max !== undefined && state.total + command.by > command.max) throw new Error('over the maximum');
+    return command.by === 0 ? [] : [{ type: 'counter.v1.incremented', data: { id: command.id, by: command.by } }];
+  },
+  evolve: (state, event) => ({ total: state.total + event.data.by }),
+};
+
+const counters: Projection = {
+  name: 'counters',
+  version: 1,
+  collections: { counters: [] },
+  filter: { streamPrefixes: ['counter-'] },
+  async handle(event, context) {
+    const data = event.data as { id: string; by: number };
+    const doc = (await context.get<{ id: string; total: number }>('counters', data.id)) ?? { id: data.id, total: 0 };
+    context.put('counters', { ...doc, total: doc.total + data.by });
+  },
+};
+
+describe('event-sourcing core on the embedded stores', () => {
+  let events: SqliteEventStore;
+  let reads: SqliteReadStore;
+  let readYourWrites: ReadYourWrites;
+  let repository: AggregateRepository;
+
+  beforeEach(() => {
+    events = new SqliteEventStore({ file: ':memory:' });
+    reads = new SqliteReadStore({ file: ':memory:' });
+    readYourWrites = new ReadYourWrites();
+    repository = new AggregateRepository(events, readYourWrites);
+  });
+  afterEach(async () => {
+    await events.close();
+    await reads.close();
+  });
+
+  it('decides on the folded state and appends with the expected revision', async () => {
+    await repository.handle(counter, 'counter-a', { type: 'increment', id: 'a', by: 2 });
+    const result = await repository.handle(counter, 'counter-a', { type: 'increment', id: 'a', by: 3 });
+    expect(result.state.total).toBe(5);
+    expect(result.revision).toBe(1);
+    await expect(repository.handle(counter, 'counter-a', { type: 'increment', id: 'a', by: 1, max: 5 })).rejects.toThrow('over the maximum');
+    expect(await events.readStream('counter-a')).toHaveLength(2);
+  });
+
+  it('loses no update when writers race: conflicts are decided again on fresh state', async () => {
+    await Promise.all(Array.from({ length: 20 }, () => repository.handle(counter, 'counter-b', { type: 'increment', id: 'b', by: 1 }, { maxAttempts: 50 })));
+    expect((await repository.load(counter, 'counter-b')).state.total).toBe(20);
+  });
+
+  it('surfaces a conflict that outlasts the retries as ConcurrentModification', async () => {
+    const racing = new AggregateRepository(
+      {
+        ...events,
+        readStream: (id: string) => events.readStream(id),
+        appendToStream: async (id: string, e: EventData[]) => {
+          await events.appendToStream(id, e, 'any');
+          return events.appendToStream(id, e, 0);
+        },
+      } as unknown as SqliteEventStore,
+      readYourWrites,
+    );
+    await repository.handle(counter, 'counter-c', { type: 'increment', id: 'c', by: 1 });
+    await expect(racing.handle(counter, 'counter-c', { type: 'increment', id: 'c', by: 1 }, { maxAttempts: 2 })).rejects.toBeInstanceOf(ConcurrentModification);
+  });
+
+  it('applies an event to a projection once, however often it is replayed', async () => {
+    await repository.handle(counter, 'counter-d', { type: 'increment', id: 'd', by: 4 }, { awaitProjections: false });
+    const [event] = await events.readAll({ after: 0, maxCount: 10 });
+    expect(await applyEvent(reads, counters, event)).toBe(1);
+    expect(await applyEvent(reads, counters, event)).toBe(0);
+    expect(await reads.get(collectionName(counters, 'counters'), 'd')).toMatchObject({ total: 4 });
+  });
+
+  it('returns a write only after the projection has applied it, and resumes from its checkpoint', async () => {
+    readYourWrites.track([counters.name]);
+    const running = await startProjection(events, reads, counters, (p) => readYourWrites.report(counters.name, p));
+    await repository.handle(counter, 'counter-e', { type: 'increment', id: 'e', by: 1 });
+    expect(await reads.get(collectionName(counters, 'counters'), 'e')).toMatchObject({ total: 1 });
+    await running.stop();
+    await events.appendToStream('counter-e', [{ type: 'counter.v1.incremented', data: { id: 'e', by: 10 } }], 0);
+    const resumed = await startProjection(events, reads, counters, () => undefined);
+    for (let i = 0; i < 50 && (await reads.getCheckpoint(checkpointName(counters))) !== (await events.headPosition()); i++) await new Promise((r) => setTimeout(r, 20));
+    await resumed.stop();
+    expect(await reads.get(collectionName(counters, 'counters'), 'e')).toMatchObject({ total: 11 });
+  });
+
+  it('answers 503-style Unavailable when the read side does not catch up in time', async () => {
+    readYourWrites.track(['stalled']);
+    readYourWrites.timeoutMs = 30;
+    await expect(repository.handle(counter, 'counter-f', { type: 'increment', id: 'f', by: 1 })).rejects.toBeInstanceOf(Unavailable);
+    expect(await events.readStream('counter-f')).toHaveLength(1);
+  });
+});
