@@ -41,11 +41,12 @@ export class AggregateRepository {
   async load<State, Event extends EventData>(
     decider: Pick<Decider<State, never, Event>, 'initialState' | 'evolve'>,
     streamId: string,
-  ): Promise<{ state: State; revision: number }> {
+  ): Promise<{ state: State; revision: number; position: number }> {
     const events = await this.store.readStream(streamId);
     let state = decider.initialState();
     for (const event of events) state = decider.evolve(state, upcast(event) as unknown as Event);
-    return { state, revision: events.length === 0 ? -1 : events[events.length - 1].revision };
+    const last = events[events.length - 1];
+    return { state, revision: last ? last.revision : -1, position: last ? last.position : 0 };
   }
 
   async handle<State, Command, Event extends EventData>(
@@ -56,9 +57,14 @@ export class AggregateRepository {
   ): Promise<HandleResult<State, Event>> {
     const maxAttempts = options.maxAttempts ?? 5;
     for (let attempt = 1; ; attempt++) {
-      const { state, revision } = await this.load(decider, streamId);
+      const { state, revision, position: seen } = await this.load(decider, streamId);
       const newEvents = decider.decide(command, state);
-      if (newEvents.length === 0) return { state, newEvents, revision, position: null };
+      if (newEvents.length === 0) {
+        // Nothing to write, but the state we answered from may come from another writer's events
+        // that the read side has not applied yet: wait for them too.
+        if (options.awaitProjections !== false) await this.readYourWrites.waitFor(seen);
+        return { state, newEvents, revision, position: null };
+      }
       const stored = newEvents.map((e) => ({ ...e, metadata: { ...options.metadata, ...e.metadata } }));
       try {
         const result = await this.store.appendToStream(streamId, stored, revision === -1 ? 'no_stream' : revision);

@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+import { AggregateRepository, ReadYourWrites, type HandleResult } from '@lib/event-sourcing';
+import { EventStore } from '@lib/event-store';
+import { contactDecider, type ContactCommand, type ContactState } from '../domain/contact.decider';
+import type { ContactEvent } from '../domain/contact.events';
+
+/** How often a write that lost a race on a contact stream is decided again on the fresh state. */
+const MAX_ATTEMPTS = 10;
+
+/**
+ * Runs contact commands. Besides what AggregateRepository.handle does, a command that changes
+ * nothing still returns only once the read side has caught up with the stream: a caller that
+ * lost the race to create a contact must be able to read the winner's contact right away.
+ */
+@Injectable()
+export class ContactWriter {
+  constructor(
+    private readonly repository: AggregateRepository,
+    private readonly events: EventStore,
+    private readonly readYourWrites: ReadYourWrites,
+  ) {}
+
+  async run(streamId: string, command: ContactCommand, actor: string): Promise<HandleResult<ContactState, ContactEvent>> {
+    const result = await this.repository.handle(contactDecider, streamId, command, { metadata: { actor }, maxAttempts: MAX_ATTEMPTS, what: 'The contact' });
+    if (result.position === null && result.revision >= 0) {
+      const [last] = await this.events.readStream(streamId, { fromRevision: result.revision, maxCount: 1 });
+      if (last) await this.readYourWrites.waitFor(last.position);
+    }
+    return result;
+  }
+}

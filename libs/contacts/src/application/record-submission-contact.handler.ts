@@ -1,0 +1,43 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { Clock, stripHtml } from '@lib/shared';
+import { contactIdOf, contactKey, contactStream, CUSTOMER_FIELDS, normalizeEmail, type SubmissionCustomerDetails } from '../domain/contact.events';
+import { CONTACT_FIELD_LIMITS } from '../domain/contact.limits';
+import { ContactWriter } from './contact-writes';
+import { RecordSubmissionContact } from './record-submission-contact.command';
+
+/**
+ * Keeps the organization's contacts in step with its submissions: the customer's contact is
+ * created or its empty fields filled, and the submission is counted once, however often the
+ * command is dispatched for it. Returns the contact id, or null for a customer without e-mail.
+ */
+@CommandHandler(RecordSubmissionContact)
+export class RecordSubmissionContactHandler implements ICommandHandler<RecordSubmissionContact, string | null> {
+  constructor(
+    private readonly writer: ContactWriter,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ organizationId, submissionId, customer, actor }: RecordSubmissionContact): Promise<string | null> {
+    const email = customer.email === null ? '' : normalizeEmail(customer.email);
+    if (email === '') return null;
+    const key = contactKey(organizationId, email);
+    const contactId = contactIdOf(key);
+    await this.writer.run(
+      contactStream(organizationId, key),
+      { type: 'recordSubmission', organizationId, contactId, email, submissionId, customer: cleanCustomer(customer), at: this.clock.now() },
+      actor,
+    );
+    return contactId;
+  }
+}
+
+/** The customer as contact fields: plain text, within the contact's limits, blank as null. */
+function cleanCustomer(customer: RecordSubmissionContact['customer']): SubmissionCustomerDetails {
+  const clean = {} as SubmissionCustomerDetails;
+  for (const field of CUSTOMER_FIELDS) {
+    const value = customer[field];
+    const text = typeof value === 'string' ? stripHtml(value).slice(0, CONTACT_FIELD_LIMITS[field]).trim() : '';
+    clean[field] = text === '' ? null : text;
+  }
+  return clean;
+}

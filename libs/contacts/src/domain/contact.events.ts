@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+
+/** The fields of a contact other than its e-mail (the upsert key) and its bookkeeping. */
+export interface ContactDetails {
+  name: string;
+  phone: string | null;
+  companyName: string | null;
+  address: string | null;
+  postalCode: string | null;
+  city: string | null;
+  country: string | null;
+  externalRef: string | null;
+}
+
+export const CONTACT_DETAIL_FIELDS = ['name', 'phone', 'companyName', 'address', 'postalCode', 'city', 'country', 'externalRef'] as const satisfies ReadonlyArray<keyof ContactDetails>;
+
+/** What POST /contacts may set besides the e-mail (api-v1). */
+export type ContactUpsertFields = Partial<Pick<ContactDetails, 'name' | 'phone' | 'companyName' | 'externalRef'>>;
+
+/** What PATCH /contacts/{id} may change; null clears a field (never the name). */
+export type ContactChanges = Partial<ContactDetails>;
+
+/** The customer of a submission (besides the e-mail) as the sessions library hands it over; any field may be null. */
+export type SubmissionCustomerDetails = { [F in (typeof CUSTOMER_FIELDS)[number]]: string | null };
+
+/** The customer fields a submission may fill in on its contact. */
+export const CUSTOMER_FIELDS = ['name', 'phone', 'companyName', 'address', 'postalCode', 'city', 'country'] as const satisfies ReadonlyArray<keyof ContactDetails>;
+
+export type ContactEvent =
+  | {
+      type: 'contact.v1.created';
+      data: { organizationId: string; contactId: string; email: string; details: ContactDetails; at: number };
+    }
+  | {
+      type: 'contact.v1.detailsChanged';
+      /** only the fields whose value changed; null means the field was cleared */
+      data: { organizationId: string; contactId: string; changes: ContactChanges; at: number };
+    }
+  | {
+      type: 'contact.v1.submissionRecorded';
+      data: { organizationId: string; contactId: string; submissionId: string; at: number };
+    };
+
+export const CONTACT_STREAM = 'contact-';
+
+/** E-mail addresses are compared and stored trimmed and lower-cased. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/**
+ * The contact's key: a hash of its organization and normalized e-mail. Parallel upserts of one
+ * e-mail therefore meet on the same stream, where the expected-revision check lets exactly one
+ * create win, without any global lock. The organization is part of the hash so the same e-mail
+ * in two organizations gives two unrelated ids.
+ */
+export function contactKey(organizationId: string, email: string): string {
+  return createHash('sha256').update(`${organizationId}\n${normalizeEmail(email)}`).digest('hex').slice(0, 32);
+}
+
+const CONTACT_ID = /^ct_([0-9a-f]{32})$/;
+
+export const contactIdOf = (key: string) => `ct_${key}`;
+
+/** The key inside a contact id, or null when the string cannot be a contact id. */
+export function keyOfContactId(contactId: string): string | null {
+  return CONTACT_ID.exec(contactId)?.[1] ?? null;
+}
+
+export const contactStream = (organizationId: string, key: string) => `${CONTACT_STREAM}${organizationId}-${key}`;

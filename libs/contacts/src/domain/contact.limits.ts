@@ -1,0 +1,14 @@
+import type { ContactDetails } from './contact.events';
+
+/** Maximum lengths of contact fields, in characters, after HTML is stripped. */
+export const CONTACT_FIELD_LIMITS: Record<keyof ContactDetails, number> & { email: number } = {
+  email: 254,
+  name: 200,
+  phone: 50,
+  companyName: 200,
+  address: 500,
+  postalCode: 20,
+  city: 100,
+  country: 100,
+  externalRef: 200,
+};

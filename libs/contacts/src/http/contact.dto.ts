@@ -1,0 +1,110 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsDefined, IsEmail, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
+import { PageQuery } from '@lib/http';
+import { stripHtml } from '@lib/shared';
+import { CONTACT_FIELD_LIMITS as MAX } from '../domain/contact.limits';
+
+/** Free text is stored as plain text; the length limits apply to what is stored. */
+const PlainText = () => Transform(({ value }) => (typeof value === 'string' ? stripHtml(value) : value));
+/** As PlainText, and a text that is empty once stripped clears the field (null). */
+const NullablePlainText = () =>
+  Transform(({ value }) => {
+    if (typeof value !== 'string') return value;
+    const text = stripHtml(value);
+    return text === '' ? null : text;
+  });
+const Trimmed = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
+/** Present means it must be valid; unlike IsOptional, null is not let through. */
+const IfPresent = () => ValidateIf((_, value) => value !== undefined);
+
+const nullableText = (maxLength: number, description?: string) => ({ type: String, nullable: true, maxLength, description });
+
+export class UpsertContactDto {
+  @ApiProperty({ format: 'email', maxLength: MAX.email, description: 'Upsert key, compared case-insensitively; stored lower-cased.' })
+  @Trimmed() @IsDefined({ message: 'email is required' }) @IsEmail({}, { message: 'email must be a valid e-mail address' }) @MaxLength(MAX.email)
+  email: string;
+
+  @ApiPropertyOptional({ maxLength: MAX.name, description: 'HTML is stripped. Cannot be null.' })
+  @IfPresent() @PlainText() @IsString() @IsNotEmpty() @MaxLength(MAX.name)
+  name?: string;
+
+  @ApiPropertyOptional(nullableText(MAX.companyName, 'HTML is stripped; null clears it.'))
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.companyName)
+  companyName?: string | null;
+
+  @ApiPropertyOptional(nullableText(MAX.phone, 'HTML is stripped; null clears it.'))
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.phone)
+  phone?: string | null;
+
+  @ApiPropertyOptional(nullableText(MAX.externalRef, 'Link to an external system, e.g. `crm:contact:123`; null clears it.'))
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.externalRef)
+  externalRef?: string | null;
+}
+
+export class ChangeContactDto {
+  @ApiPropertyOptional({ maxLength: MAX.name, description: 'HTML is stripped. Cannot be cleared.' })
+  @IfPresent() @PlainText() @IsString() @IsNotEmpty() @MaxLength(MAX.name)
+  name?: string;
+
+  @ApiPropertyOptional(nullableText(MAX.phone))
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.phone)
+  phone?: string | null;
+
+  @ApiPropertyOptional(nullableText(MAX.companyName))
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.companyName)
+  companyName?: string | null;
+
+  @ApiPropertyOptional(nullableText(MAX.address))
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.address)
+  address?: string | null;
+
+  @ApiPropertyOptional(nullableText(MAX.postalCode))
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.postalCode)
+  postalCode?: string | null;
+
+  @ApiPropertyOptional(nullableText(MAX.city))
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.city)
+  city?: string | null;
+
+  @ApiPropertyOptional(nullableText(MAX.country))
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.country)
+  country?: string | null;
+
+  @ApiPropertyOptional(nullableText(MAX.externalRef))
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.externalRef)
+  externalRef?: string | null;
+}
+
+export class ListContactsQuery extends PageQuery {
+  @ApiPropertyOptional({ description: 'Exact match, case-insensitive.', maxLength: MAX.email })
+  @IsOptional() @IsString() @MaxLength(MAX.email)
+  email?: string;
+}
+
+export class ContactResponse {
+  @ApiProperty({ example: 'ct_5f0c6a0e4b2d4a7f9c1e2d3b4a5f6e7d' }) id: string;
+  @ApiProperty({ description: 'Empty when the contact was created without a name.' }) name: string;
+  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ type: String, nullable: true }) phone: string | null;
+  @ApiProperty({ type: String, nullable: true }) companyName: string | null;
+  @ApiProperty({ type: String, nullable: true }) address: string | null;
+  @ApiProperty({ type: String, nullable: true }) postalCode: string | null;
+  @ApiProperty({ type: String, nullable: true }) city: string | null;
+  @ApiProperty({ type: String, nullable: true }) country: string | null;
+  @ApiProperty() isStarred: boolean;
+  @ApiProperty({ type: 'integer', description: 'Number of submissions; identifies repeat customers.' }) submissionCount: number;
+  @ApiProperty({ type: String, nullable: true }) externalRef: string | null;
+  @ApiProperty({ type: 'integer', description: 'Unix ms of the last submission (creation time until then).' }) lastUsedAt: number;
+  @ApiProperty({ type: 'integer', description: 'Unix ms' }) createdAt: number;
+  @ApiProperty({ type: 'integer', description: 'Unix ms' }) updatedAt: number;
+}
+
+export class UpsertContactResponse extends ContactResponse {
+  @ApiProperty({ description: 'true when this request created the contact (201), false when it existed (200).' }) created: boolean;
+}
+
+export class ContactPageResponse {
+  @ApiProperty({ type: [ContactResponse] }) data: ContactResponse[];
+  @ApiProperty({ type: String, nullable: true }) nextCursor: string | null;
+}

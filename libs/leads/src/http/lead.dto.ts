@@ -1,0 +1,67 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsDefined, IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageQuery } from '@lib/http';
+import { stripHtml } from '@lib/shared';
+import { LEAD_STATUSES, type LeadStatus } from '../domain/lead.events';
+
+export const LEAD_LIMITS = { name: 200, email: 254, phone: 50, message: 5000 } as const;
+
+/** Free text is stored as plain text; the length limits apply to what is stored. */
+const PlainText = () => Transform(({ value }) => (typeof value === 'string' ? stripHtml(value) : value));
+const NullablePlainText = () =>
+  Transform(({ value }) => {
+    if (typeof value !== 'string') return value;
+    const text = stripHtml(value);
+    return text === '' ? null : text;
+  });
+const Trimmed = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
+
+export class SubmitLeadDto {
+  @ApiProperty({ maxLength: LEAD_LIMITS.name, description: 'HTML is stripped.' })
+  @PlainText() @IsDefined({ message: 'name is required' }) @IsString() @IsNotEmpty() @MaxLength(LEAD_LIMITS.name)
+  name: string;
+
+  @ApiProperty({ format: 'email', maxLength: LEAD_LIMITS.email })
+  @Trimmed() @IsDefined({ message: 'email is required' }) @IsEmail({}, { message: 'email must be a valid e-mail address' }) @MaxLength(LEAD_LIMITS.email)
+  email: string;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: LEAD_LIMITS.phone, description: 'HTML is stripped.' })
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(LEAD_LIMITS.phone)
+  phone?: string | null;
+
+  @ApiProperty({ maxLength: LEAD_LIMITS.message, description: 'The enquiry; HTML is stripped.' })
+  @PlainText() @IsDefined({ message: 'message is required' }) @IsString() @IsNotEmpty() @MaxLength(LEAD_LIMITS.message)
+  message: string;
+}
+
+export class ListLeadsQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: LEAD_STATUSES })
+  @IsOptional() @IsIn(LEAD_STATUSES, { message: `status must be one of: ${LEAD_STATUSES.join(', ')}` })
+  status?: LeadStatus;
+}
+
+export class ChangeLeadStatusDto {
+  @ApiProperty({ enum: LEAD_STATUSES, description: 'Only forward: new → contacted → closed.' })
+  @IsDefined({ message: 'status is required' }) @IsIn(LEAD_STATUSES, { message: `status must be one of: ${LEAD_STATUSES.join(', ')}` })
+  status: LeadStatus;
+}
+
+export class LeadResponse {
+  @ApiProperty({ example: 'lead_0Qx9eY2b1kAbCdEfGhIjKlMn' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ type: String, nullable: true }) phone: string | null;
+  @ApiProperty({ description: 'Enquiry text' }) message: string;
+  @ApiProperty({ enum: LEAD_STATUSES }) status: LeadStatus;
+  @ApiProperty({ type: 'integer', description: 'Unix ms' }) createdAt: number;
+}
+
+export class LeadPageResponse {
+  @ApiProperty({ type: [LeadResponse] }) data: LeadResponse[];
+  @ApiProperty({ type: String, nullable: true }) nextCursor: string | null;
+}
+
+export class LeadCreatedResponse {
+  @ApiProperty() id: string;
+}
