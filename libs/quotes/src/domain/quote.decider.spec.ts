@@ -1,0 +1,441 @@
+import { fold } from '@lib/event-sourcing';
+import { PreconditionFailed } from '@lib/shared';
+import { quoteDecider, quoteETag, quoteNumberOf, type QuoteCommand, type QuoteDraft } from './quote.decider';
+import { QuoteNotActionable, QuoteNotEditable, QuoteNotFound, QuoteNotSendable, RevisionRequired } from './quote.errors';
+import { DAY_MS, type QuoteEvent, type QuoteEventSubject, type QuoteLineInput, type QuoteStatus } from './quote.events';
+
+const ORG = 'org_1';
+const QUOTE = 'quo_1';
+const NUMBER = 'Q-2026-000001';
+const T0 = Date.UTC(2026, 0, 1);
+const HOUR = 60 * 60 * 1000;
+const LINK = { tokenHash: 'hash-1', customerUrl: 'http://localhost:3000/q/token-1' };
+const OTHER_LINK = { tokenHash: 'hash-2', customerUrl: 'http://localhost:3000/q/token-2' };
+
+/** given events, when a command, then these events (or this error). */
+function given(...history: QuoteEvent[]) {
+  const state = fold(quoteDecider, history);
+  return {
+    when: (command: QuoteCommand) => ({
+      then: (...expected: QuoteEvent[]) => expect(quoteDecider.decide(command, state)).toEqual(expected),
+      thenThrows: (error: new (...args: never[]) => Error) => expect(() => quoteDecider.decide(command, state)).toThrow(error),
+      result: () => quoteDecider.decide(command, state),
+    }),
+  };
+}
+
+const line = (overrides: Partial<QuoteLineInput> = {}): QuoteLineInput => ({
+  description: 'Tilt-turn window',
+  quantity: 2,
+  unitPrice: 100.5,
+  itemType: 'window',
+  itemKey: null,
+  externalRef: null,
+  ...overrides,
+});
+
+const draft: QuoteDraft = {
+  quoteId: QUOTE,
+  organizationId: ORG,
+  submissionId: 'sub_1',
+  customer: { name: 'Ada', email: 'ada@example.com' },
+  locale: 'nl',
+  terms: { currency: 'EUR', taxRate: 21, validityDays: 30, reference: null, notes: null },
+  lineItems: [line(), line({ description: 'Installation', quantity: 1, unitPrice: 50, itemType: 'labor' })],
+  pricingSource: 'base',
+  at: T0,
+};
+
+const subject = (status: QuoteStatus, version = 1, total = 303.71): QuoteEventSubject => ({
+  quote: { id: QUOTE, quoteNumber: NUMBER, version, status, total, currency: 'EUR' },
+  customer: { name: 'Ada', email: 'ada@example.com' },
+  submission: { id: 'sub_1' },
+});
+
+const pricedLines = [
+  { description: 'Tilt-turn window', quantity: 2, unitPrice: 100.5, total: 201, itemType: 'window', itemKey: null, externalRef: null, order: 0 },
+  { description: 'Installation', quantity: 1, unitPrice: 50, total: 50, itemType: 'labor', itemKey: null, externalRef: null, order: 1 },
+] as const;
+
+const created: QuoteEvent = {
+  type: 'quote.v1.created',
+  data: {
+    organizationId: ORG,
+    quoteId: QUOTE,
+    quoteNumber: NUMBER,
+    submissionId: 'sub_1',
+    locale: 'nl',
+    terms: draft.terms,
+    lineItems: pricedLines.map((l) => ({ ...l })),
+    totals: { subtotal: 251, taxAmount: 52.71, total: 303.71 },
+    pricingSource: 'base',
+    validUntil: T0 + 30 * DAY_MS,
+    ...subject('draft'),
+    at: T0,
+  },
+};
+
+const sentEvent = (at: number, resend = false, version = 1): QuoteEvent => ({
+  type: 'quote.v1.sent',
+  data: {
+    organizationId: ORG,
+    quoteId: QUOTE,
+    ...subject('sent', version),
+    recipients: ['ada@example.com'],
+    locale: 'nl',
+    sentAt: at,
+    validUntil: at + 30 * DAY_MS,
+    customerUrl: LINK.customerUrl,
+    tokenHash: LINK.tokenHash,
+    resend,
+    at,
+  },
+});
+
+const sent = sentEvent(T0 + HOUR);
+const viewed: QuoteEvent = { type: 'quote.v1.viewed', data: { organizationId: ORG, quoteId: QUOTE, ...subject('viewed'), at: T0 + 2 * HOUR } };
+const accepted: QuoteEvent = { type: 'quote.v1.accepted', data: { organizationId: ORG, quoteId: QUOTE, ...subject('accepted'), name: 'Ada', at: T0 + 3 * HOUR } };
+const rejected: QuoteEvent = { type: 'quote.v1.rejected', data: { organizationId: ORG, quoteId: QUOTE, ...subject('rejected'), name: null, reason: 'Too expensive', at: T0 + 3 * HOUR } };
+const expired: QuoteEvent = {
+  type: 'quote.v1.expired',
+  data: { organizationId: ORG, quoteId: QUOTE, ...subject('expired'), validUntil: T0 + HOUR + 30 * DAY_MS, at: T0 + HOUR + 30 * DAY_MS },
+};
+
+const AT = T0 + 5 * HOUR;
+type Command<T extends QuoteCommand['type']> = Extract<QuoteCommand, { type: T }>;
+const change = (overrides: Partial<Command<'changeQuote'>> = {}): QuoteCommand => ({
+  type: 'changeQuote',
+  organizationId: ORG,
+  terms: {},
+  revise: false,
+  ifMatch: null,
+  at: AT,
+  ...overrides,
+});
+const replace = (overrides: Partial<Command<'replaceLineItems'>> = {}): QuoteCommand => ({
+  type: 'replaceLineItems',
+  organizationId: ORG,
+  lineItems: [line({ description: 'Triple glazing', quantity: 1, unitPrice: 99.99, itemType: 'material' })],
+  revise: false,
+  changeDescription: null,
+  ifMatch: null,
+  at: AT,
+  ...overrides,
+});
+const send = (overrides: Partial<Command<'sendQuote'>> = {}): QuoteCommand => ({
+  type: 'sendQuote',
+  organizationId: ORG,
+  recipients: ['ada@example.com'],
+  locale: null,
+  newLink: LINK,
+  ifMatch: null,
+  at: AT,
+  ...overrides,
+});
+const replacedLines = [{ description: 'Triple glazing', quantity: 1, unitPrice: 99.99, total: 99.99, itemType: 'material', itemKey: null, externalRef: null, order: 0 }] as const;
+
+describe('quote decider', () => {
+  describe('createQuote', () => {
+    it('given no quote, then a draft version 1 is created with server-side line totals, tax and validUntil = createdAt + validityDays', () => {
+      given().when({ type: 'createQuote', quoteNumber: NUMBER, ...draft }).then(created);
+    });
+
+    it('given the quote already exists (a reservation completed twice), then nothing happens', () => {
+      given(created).when({ type: 'createQuote', quoteNumber: NUMBER, ...draft }).then();
+    });
+
+    it('given amounts that binary floats get wrong, then totals are exact decimals rounded half-up', () => {
+      const [event] = given()
+        .when({ type: 'createQuote', quoteNumber: NUMBER, ...draft, terms: { ...draft.terms, taxRate: 10 }, lineItems: [line({ quantity: 3, unitPrice: 0.1 }), line({ quantity: 1, unitPrice: 0.005 })] })
+        .result();
+      expect(event.type === 'quote.v1.created' && [event.data.lineItems.map((l) => l.total), event.data.totals]).toEqual([[0.3, 0.01], { subtotal: 0.31, taxAmount: 0.03, total: 0.34 }]);
+    });
+
+    it('formats quote numbers as Q-<year>-<6 digits>', () => {
+      expect(quoteNumberOf(2026, 1)).toBe('Q-2026-000001');
+      expect(quoteNumberOf(2027, 123456)).toBe('Q-2027-123456');
+    });
+  });
+
+  describe('changeQuote (PATCH)', () => {
+    it('given a draft, when terms change, then only the changed terms apply directly with recomputed totals', () => {
+      given(created)
+        .when(change({ terms: { taxRate: 9, notes: 'Delivery in May', reference: null } }))
+        .then({
+          type: 'quote.v1.termsChanged',
+          data: { organizationId: ORG, quoteId: QUOTE, version: 1, changes: { taxRate: 9, notes: 'Delivery in May' }, totals: { subtotal: 251, taxAmount: 22.59, total: 273.59 }, validUntil: T0 + 30 * DAY_MS, at: AT },
+        });
+    });
+
+    it('given a draft, when validityDays changes, then validUntil is recomputed from createdAt', () => {
+      given(created)
+        .when(change({ terms: { validityDays: 10 } }))
+        .then({
+          type: 'quote.v1.termsChanged',
+          data: { organizationId: ORG, quoteId: QUOTE, version: 1, changes: { validityDays: 10 }, totals: created.data.totals as never, validUntil: T0 + 10 * DAY_MS, at: AT },
+        });
+    });
+
+    it('given a draft, when the currency changes, then every line is re-priced in the new minor unit', () => {
+      const [event] = given(created).when(change({ terms: { currency: 'JPY' } })).result();
+      expect(event).toMatchObject({
+        type: 'quote.v1.termsChanged',
+        data: { changes: { currency: 'JPY' }, lineItems: [{ unitPrice: 100.5, total: 201 }, { total: 50 }], totals: { subtotal: 251, taxAmount: 53, total: 304 } },
+      });
+    });
+
+    it('given a draft, when the terms equal the current ones, then nothing happens', () => {
+      given(created).when(change({ terms: { taxRate: 21, currency: 'EUR' } })).then();
+    });
+
+    it.each(['sent', 'viewed'] as const)('given a %s quote, when terms change without revise, then revision_required and nothing applies (not even externalRef)', (status) => {
+      given(created, sent, ...(status === 'viewed' ? [viewed] : []))
+        .when(change({ terms: { notes: 'x' }, externalRef: 'crm:quote:1' }))
+        .thenThrows(RevisionRequired);
+    });
+
+    it.each(['sent', 'viewed'] as const)('given a %s quote, when terms change with revise, then version 2 is a draft with the changes', (status) => {
+      given(created, sent, ...(status === 'viewed' ? [viewed] : []))
+        .when(change({ terms: { validityDays: 14, notes: 'Revised price' }, revise: true }))
+        .then({
+          type: 'quote.v1.revised',
+          data: {
+            organizationId: ORG,
+            quoteId: QUOTE,
+            fromVersion: 1,
+            version: 2,
+            changeDescription: 'Terms changed: validityDays, notes',
+            changes: { validityDays: 14, notes: 'Revised price' },
+            totals: created.data.totals as never,
+            validUntil: T0 + HOUR + 14 * DAY_MS,
+            at: AT,
+          },
+        });
+    });
+
+    it.each([
+      ['accepted', accepted],
+      ['rejected', rejected],
+      ['expired', expired],
+    ])('given a quote that is %s, when terms change (even with revise), then quote_not_editable', (_status, final) => {
+      given(created, sent, final).when(change({ terms: { notes: 'x' }, revise: true })).thenThrows(QuoteNotEditable);
+    });
+
+    it.each([
+      ['draft', []],
+      ['sent', [sent]],
+      ['viewed', [sent, viewed]],
+      ['accepted', [sent, accepted]],
+      ['rejected', [sent, rejected]],
+      ['expired', [sent, expired]],
+    ] as Array<[string, QuoteEvent[]]>)('given a quote that is %s, when only externalRef changes, then it applies without a new version', (_status, history) => {
+      const at = T0 + 40 * DAY_MS;
+      given(created, ...history)
+        .when(change({ externalRef: 'crm:quote:42', at }))
+        .then({ type: 'quote.v1.externalRefChanged', data: { organizationId: ORG, quoteId: QUOTE, externalRef: 'crm:quote:42', at } });
+    });
+
+    it('given the same externalRef, then nothing happens', () => {
+      const refSet: QuoteEvent = { type: 'quote.v1.externalRefChanged', data: { organizationId: ORG, quoteId: QUOTE, externalRef: 'crm:1', at: T0 } };
+      given(created, refSet).when(change({ externalRef: 'crm:1' })).then();
+    });
+
+    it('given a quote of another organization or none, then not_found', () => {
+      given(created).when(change({ organizationId: 'org_other', terms: { notes: 'x' } })).thenThrows(QuoteNotFound);
+      given().when(change({ terms: { notes: 'x' } })).thenThrows(QuoteNotFound);
+    });
+  });
+
+  describe('If-Match', () => {
+    const etag = quoteETag({ version: 1, updatedAt: T0 });
+
+    it('given the current ETag or *, then the change applies', () => {
+      expect(given(created).when(change({ terms: { notes: 'a' }, ifMatch: [etag] })).result()).toHaveLength(1);
+      expect(given(created).when(change({ terms: { notes: 'a' }, ifMatch: ['"9-1"', '*'] })).result()).toHaveLength(1);
+    });
+
+    it('given another ETag, then precondition_failed on every write', () => {
+      given(created).when(change({ terms: { notes: 'a' }, ifMatch: ['"1-0"'] })).thenThrows(PreconditionFailed);
+      given(created).when(replace({ ifMatch: ['"1-0"'] })).thenThrows(PreconditionFailed);
+      given(created).when(send({ ifMatch: ['"1-0"'] })).thenThrows(PreconditionFailed);
+    });
+
+    it('given two changes in the same millisecond, then each state still has its own ETag', () => {
+      const first = given(created).when(change({ terms: { notes: 'a' }, at: T0 })).result();
+      const second = given(created, ...first).when(change({ terms: { notes: 'b' }, at: T0 })).result();
+      const etags = [[created], [created, ...first], [created, ...first, ...second]].map((events) => quoteETag(fold(quoteDecider, events)!));
+      expect(new Set(etags).size).toBe(3);
+    });
+
+    it('given an ETag read before a send, then it no longer matches after the send', () => {
+      given(created, sent).when(send({ ifMatch: [etag] })).thenThrows(PreconditionFailed);
+    });
+  });
+
+  describe('replaceLineItems (PUT line-items)', () => {
+    it('given a draft, then the breakdown is replaced directly with recomputed totals', () => {
+      given(created)
+        .when(replace())
+        .then({
+          type: 'quote.v1.lineItemsReplaced',
+          data: { organizationId: ORG, quoteId: QUOTE, version: 1, lineItems: replacedLines.map((l) => ({ ...l })), totals: { subtotal: 99.99, taxAmount: 21, total: 120.99 }, changeDescription: 'Line items replaced', at: AT },
+        });
+    });
+
+    it('given a sent quote without revise, then revision_required', () => {
+      given(created, sent).when(replace()).thenThrows(RevisionRequired);
+    });
+
+    it('given a viewed quote with revise, then version 2 is a draft with the new breakdown', () => {
+      given(created, sent, viewed)
+        .when(replace({ revise: true, changeDescription: 'Triple glazing instead' }))
+        .then({
+          type: 'quote.v1.revised',
+          data: {
+            organizationId: ORG,
+            quoteId: QUOTE,
+            fromVersion: 1,
+            version: 2,
+            changeDescription: 'Triple glazing instead',
+            changes: {},
+            lineItems: replacedLines.map((l) => ({ ...l })),
+            totals: { subtotal: 99.99, taxAmount: 21, total: 120.99 },
+            validUntil: T0 + HOUR + 30 * DAY_MS,
+            at: AT,
+          },
+        });
+    });
+
+    it('given an accepted quote, then quote_not_editable', () => {
+      given(created, sent, accepted).when(replace({ revise: true })).thenThrows(QuoteNotEditable);
+    });
+
+    it('given a revised draft, when it is revised again with revise: true, then the change applies directly to the draft', () => {
+      const revised = given(created, sent).when(replace({ revise: true })).result();
+      const [event] = given(created, sent, ...revised).when(replace({ revise: true })).result();
+      expect(event.type).toBe('quote.v1.lineItemsReplaced');
+      expect(event.type === 'quote.v1.lineItemsReplaced' && event.data.version).toBe(2);
+    });
+  });
+
+  describe('sendQuote', () => {
+    it('given a draft, then it is sent with a new customer link, sentAt and validUntil = sentAt + validityDays', () => {
+      given(created).when(send({ at: T0 + HOUR })).then(sent);
+    });
+
+    it('given a sent quote, then it is re-sent with the same link (the new one is ignored)', () => {
+      given(created, sent).when(send({ newLink: OTHER_LINK, at: AT })).then(sentEvent(AT, true));
+    });
+
+    it('given a revised draft, then version 2 is sent with the link of the first send', () => {
+      const revised = given(created, sent).when(change({ terms: { notes: 'v2' }, revise: true })).result();
+      const [event] = given(created, sent, ...revised).when(send({ newLink: OTHER_LINK, at: AT + HOUR })).result();
+      expect(event).toMatchObject({ type: 'quote.v1.sent', data: { quote: { version: 2, status: 'sent' }, tokenHash: LINK.tokenHash, customerUrl: LINK.customerUrl, resend: false } });
+    });
+
+    it('given an explicit locale, then it overrides the customer locale', () => {
+      const [event] = given(created).when(send({ locale: 'de' })).result();
+      expect(event.type === 'quote.v1.sent' && event.data.locale).toBe('de');
+    });
+
+    it.each([
+      ['viewed', [sent, viewed]],
+      ['accepted', [sent, accepted]],
+      ['rejected', [sent, rejected]],
+      ['expired', [sent, expired]],
+    ] as Array<[string, QuoteEvent[]]>)('given a quote that is %s, then quote_not_sendable', (_status, history) => {
+      given(created, ...history).when(send()).thenThrows(QuoteNotSendable);
+    });
+  });
+
+  describe('customer actions (storefront)', () => {
+    it('given a sent quote, when the customer opens it, then it is viewed', () => {
+      given(created, sent).when({ type: 'viewQuote', tokenHash: LINK.tokenHash, at: T0 + 2 * HOUR }).then(viewed);
+    });
+
+    it('given a viewed quote, when the customer opens it again, then nothing happens', () => {
+      given(created, sent, viewed).when({ type: 'viewQuote', tokenHash: LINK.tokenHash, at: AT }).then();
+    });
+
+    it('given another token, then not_found', () => {
+      given(created, sent).when({ type: 'viewQuote', tokenHash: 'other', at: AT }).thenThrows(QuoteNotFound);
+      given(created).when({ type: 'viewQuote', tokenHash: LINK.tokenHash, at: AT }).thenThrows(QuoteNotFound);
+    });
+
+    it.each([
+      ['sent', [sent]],
+      ['viewed', [sent, viewed]],
+    ] as Array<[string, QuoteEvent[]]>)('given a %s quote, then the customer can accept or reject it', (_status, history) => {
+      given(created, ...history).when({ type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', at: T0 + 3 * HOUR }).then(accepted);
+      given(created, ...history).when({ type: 'rejectQuote', tokenHash: LINK.tokenHash, name: null, reason: 'Too expensive', at: T0 + 3 * HOUR }).then(rejected);
+    });
+
+    it.each([
+      ['accepted', [sent, accepted]],
+      ['rejected', [sent, rejected]],
+      ['expired', [sent, expired]],
+    ] as Array<[string, QuoteEvent[]]>)('given a quote that is %s, then accept and reject are quote_not_actionable', (_status, history) => {
+      given(created, ...history).when({ type: 'acceptQuote', tokenHash: LINK.tokenHash, name: null, at: AT }).thenThrows(QuoteNotActionable);
+      given(created, ...history).when({ type: 'rejectQuote', tokenHash: LINK.tokenHash, name: null, reason: null, at: AT }).thenThrows(QuoteNotActionable);
+    });
+
+    it('given a quote being revised (draft again), then the customer cannot accept the old version', () => {
+      const revised = given(created, sent).when(change({ terms: { notes: 'v2' }, revise: true })).result();
+      given(created, sent, ...revised).when({ type: 'acceptQuote', tokenHash: LINK.tokenHash, name: null, at: AT }).thenThrows(QuoteNotActionable);
+    });
+
+    it('given a sent quote past validUntil that the expiry check has not reached yet, then it cannot be accepted', () => {
+      given(created, sent).when({ type: 'acceptQuote', tokenHash: LINK.tokenHash, name: null, at: T0 + HOUR + 30 * DAY_MS }).thenThrows(QuoteNotActionable);
+    });
+  });
+
+  describe('expiry', () => {
+    const validUntil = T0 + HOUR + 30 * DAY_MS;
+    const notice = (at: number): QuoteCommand => ({ type: 'noticeExpiringSoon', at });
+    const noticed = (at: number, until = validUntil, version = 1): QuoteEvent => ({
+      type: 'quote.v1.expiringSoonNoticed',
+      data: { organizationId: ORG, quoteId: QUOTE, ...subject('sent', version), validUntil: until, at },
+    });
+
+    it('given a sent quote more than 3 days before validUntil, then no notice yet', () => {
+      given(created, sent).when(notice(validUntil - 3 * DAY_MS - 1)).then();
+    });
+
+    it('given a sent quote 3 days before validUntil, then the expiring-soon notice is recorded once', () => {
+      given(created, sent).when(notice(validUntil - 3 * DAY_MS)).then(noticed(validUntil - 3 * DAY_MS));
+      given(created, sent, noticed(validUntil - 3 * DAY_MS)).when(notice(validUntil - DAY_MS)).then();
+    });
+
+    it('given a re-send that extends the validity, then the new window gets its own notice', () => {
+      const resentAt = validUntil - 2 * DAY_MS;
+      const resent = sentEvent(resentAt, true);
+      const newUntil = resentAt + 30 * DAY_MS;
+      given(created, sent, noticed(validUntil - 3 * DAY_MS), resent).when(notice(newUntil - DAY_MS)).then(noticed(newUntil - DAY_MS, newUntil));
+    });
+
+    it('given a draft, a decided quote or a quote already past validUntil, then no notice', () => {
+      given(created).when(notice(T0 + 29 * DAY_MS)).then();
+      given(created, sent, accepted).when(notice(validUntil - DAY_MS)).then();
+      given(created, sent).when(notice(validUntil)).then();
+    });
+
+    it('given a sent or viewed quote at validUntil, then it expires', () => {
+      given(created, sent).when({ type: 'expireQuote', at: validUntil }).then(expired);
+      const [event] = given(created, sent, viewed).when({ type: 'expireQuote', at: validUntil + 1 }).result();
+      expect(event).toMatchObject({ type: 'quote.v1.expired', data: { quote: { status: 'expired' }, validUntil } });
+    });
+
+    it('given a quote before validUntil, already expired, accepted or still a draft, then the expiry changes nothing', () => {
+      given(created, sent).when({ type: 'expireQuote', at: validUntil - 1 }).then();
+      given(created, sent, expired).when({ type: 'expireQuote', at: validUntil + DAY_MS }).then();
+      given(created, sent, accepted).when({ type: 'expireQuote', at: validUntil + DAY_MS }).then();
+      given(created).when({ type: 'expireQuote', at: T0 + 365 * DAY_MS }).then();
+    });
+
+    it('given the expiring-soon notice, then the ETag stays the same (nothing a client sees changed)', () => {
+      const before = fold(quoteDecider, [created, sent]);
+      const after = fold(quoteDecider, [created, sent, noticed(validUntil - DAY_MS)]);
+      expect(quoteETag(after!)).toBe(quoteETag(before!));
+    });
+  });
+});

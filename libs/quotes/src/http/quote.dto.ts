@@ -1,0 +1,330 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsEmail,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsNumber,
+  IsOptional,
+  IsPositive,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { PageQuery } from '@lib/http';
+import { stripHtml } from '@lib/shared';
+import { ITEM_TYPES } from '@lib/templates';
+import { QUOTE_STATUSES, type QuoteStatus } from '../domain/quote.events';
+
+export const MAX_LINE_ITEMS = 200;
+export const MAX_RECIPIENTS = 20;
+export const MESSAGE_LOCALES = ['en', 'de', 'nl'] as const;
+
+/** Free text is stored as plain text; length limits apply to what is stored. */
+const PlainText = () => Transform(({ value }) => (typeof value === 'string' ? stripHtml(value) : value));
+/** As PlainText; a text that is empty once stripped clears the field (null). */
+const NullablePlainText = () =>
+  Transform(({ value }) => {
+    if (typeof value !== 'string') return value;
+    const text = stripHtml(value);
+    return text === '' ? null : text;
+  });
+/** Present means it must be valid; unlike IsOptional, null is not let through. */
+const IfPresent = () => ValidateIf((_, value) => value !== undefined);
+const Money = { allowNaN: false, allowInfinity: false, maxDecimalPlaces: 6 };
+
+const TaxRate = () => applyDecorators(IfPresent(), IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 4 }), Min(0), Max(100));
+const ValidityDays = () => applyDecorators(IfPresent(), IsInt(), Min(1), Max(365));
+const Currency = () => applyDecorators(IfPresent(), IsString(), Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as EUR' }));
+
+/** The fields of a line item that a quote keeps or uses; any other field (e.g. `total`) is ignored. */
+const LINE_ITEM_FIELDS = ['description', 'quantity', 'unitPrice', 'itemType', 'itemKey', 'externalRef', 'order', 'sortOffset'] as const;
+
+export class QuoteLineItemDto {
+  @ApiProperty({ maxLength: 2000, description: 'HTML is stripped; at most 2000 characters remain.' })
+  @PlainText() @IsString() @IsNotEmpty() @MaxLength(2000)
+  description: string;
+
+  @ApiProperty({ exclusiveMinimum: true, minimum: 0, maximum: 1_000_000, example: 1 })
+  @IsNumber(Money) @IsPositive({ message: 'quantity must be greater than 0' }) @Max(1_000_000)
+  quantity: number;
+
+  @ApiProperty({ minimum: 0, maximum: 1_000_000_000, example: 249.5, description: 'Per unit, in the quote currency' })
+  @IsNumber(Money) @Min(0) @Max(1_000_000_000)
+  unitPrice: number;
+
+  @ApiPropertyOptional({ enum: ITEM_TYPES, default: 'other' })
+  @IfPresent() @IsIn(ITEM_TYPES)
+  itemType?: (typeof ITEM_TYPES)[number];
+
+  @ApiPropertyOptional({ maxLength: 200, description: 'Echoed from base items (`component:<id>:<id>`); preserved.' })
+  @IfPresent() @IsString() @MaxLength(200)
+  itemKey?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: 'Round-tripped.' })
+  @IfPresent() @IsString() @MaxLength(200)
+  externalRef?: string;
+
+  @ApiPropertyOptional({ description: 'Position; when every item has one, the items are ordered by it.' })
+  @IfPresent() @IsNumber({ allowNaN: false, allowInfinity: false })
+  order?: number;
+
+  @ApiPropertyOptional({ description: 'Display order of base items; used like `order` when no item has an `order`.' })
+  @IfPresent() @IsNumber({ allowNaN: false, allowInfinity: false })
+  sortOffset?: number;
+}
+
+/**
+ * Line items are validated field by field, but fields a quote does not use (`total` of a base
+ * item, anything else) are dropped first: a base breakdown can be sent back unchanged.
+ */
+const LineItems = () =>
+  Transform(({ obj, key }) => {
+    const value = (obj as Record<string, unknown>)[key];
+    if (!Array.isArray(value)) return value;
+    return value.map((item) => {
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
+      const known = Object.fromEntries(LINE_ITEM_FIELDS.filter((f) => f in item).map((f) => [f, (item as Record<string, unknown>)[f]]));
+      return plainToInstance(QuoteLineItemDto, known);
+    });
+  });
+
+const lineItemsProperty: ApiPropertyOptions = {
+  type: [QuoteLineItemDto],
+  minItems: 1,
+  maxItems: MAX_LINE_ITEMS,
+  description: 'The whole breakdown, in order. Totals are computed server-side; extra fields such as `total` are ignored.',
+};
+
+export class CreateQuoteDto {
+  @ApiPropertyOptional({ minimum: 0, maximum: 100, description: "Percent. Default: the organization's quoteDefaults.taxRate" })
+  @TaxRate()
+  taxRate?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 365, description: "Default: the organization's quoteDefaults.validityDays" })
+  @ValidityDays()
+  validityDays?: number;
+
+  @ApiPropertyOptional({ example: 'EUR', description: 'ISO 4217. Default: the organization currency. Amounts are not converted.' })
+  @Currency()
+  currency?: string;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: 'HTML is stripped.' })
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(200)
+  reference?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 5000, description: 'HTML is stripped.' })
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(5000)
+  notes?: string | null;
+
+  @ApiPropertyOptional({
+    ...lineItemsProperty,
+    description: `${lineItemsProperty.description} Without it: the submission's frozen external pricing when it matches the submitted configuration, else its base pricing.`,
+  })
+  @IfPresent() @LineItems() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_LINE_ITEMS) @ValidateNested({ each: true })
+  lineItems?: QuoteLineItemDto[];
+}
+
+export class UpdateQuoteDto {
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 5000, description: 'HTML is stripped; null clears it.' })
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(5000)
+  notes?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: 'HTML is stripped; null clears it.' })
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(200)
+  reference?: string | null;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 365, description: 'validUntil is recomputed from sentAt (or createdAt).' })
+  @ValidityDays()
+  validityDays?: number;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 100, description: 'Percent' })
+  @TaxRate()
+  taxRate?: number;
+
+  @ApiPropertyOptional({ example: 'EUR', description: 'ISO 4217; line totals are re-rounded to its minor unit, amounts are not converted.' })
+  @Currency()
+  currency?: string;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: 'Allowed in every status, never creates a version; null clears it.' })
+  @IsOptional() @IsString() @MaxLength(200)
+  externalRef?: string | null;
+
+  @ApiPropertyOptional({ description: 'Required (true) to change terms of a sent or viewed quote: creates the next version as a draft.' })
+  @IfPresent() @IsBoolean()
+  revise?: boolean;
+}
+
+export class ReplaceLineItemsDto {
+  @ApiProperty(lineItemsProperty)
+  @LineItems() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_LINE_ITEMS) @ValidateNested({ each: true })
+  lineItems: QuoteLineItemDto[];
+
+  @ApiPropertyOptional({ description: 'Required (true) on a sent or viewed quote: creates the next version as a draft.' })
+  @IfPresent() @IsBoolean()
+  revise?: boolean;
+
+  @ApiPropertyOptional({ maxLength: 500, description: 'Shown in the version history. HTML is stripped.' })
+  @IfPresent() @PlainText() @IsString() @MaxLength(500)
+  changeDescription?: string;
+}
+
+export class SendQuoteDto {
+  @ApiProperty({ type: [String], format: 'email', minItems: 1, maxItems: MAX_RECIPIENTS, example: ['customer@example.com'] })
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_RECIPIENTS) @IsEmail({}, { each: true, message: 'each recipient must be a valid e-mail address' }) @MaxLength(254, { each: true })
+  recipients: string[];
+
+  @ApiPropertyOptional({ enum: MESSAGE_LOCALES, description: "Language of the e-mail. Default: the customer's locale from the submission." })
+  @IfPresent() @IsIn(MESSAGE_LOCALES)
+  locale?: (typeof MESSAGE_LOCALES)[number];
+}
+
+export class CustomerResponseDto {
+  @ApiPropertyOptional({ maxLength: 200, description: 'Who accepts or rejects. HTML is stripped.' })
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(200)
+  name?: string | null;
+
+  @ApiPropertyOptional({ maxLength: 2000, description: 'HTML is stripped.' })
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(2000)
+  reason?: string | null;
+}
+
+export class ListQuotesQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: QUOTE_STATUSES })
+  @IfPresent() @IsIn(QUOTE_STATUSES)
+  status?: QuoteStatus;
+
+  @ApiPropertyOptional()
+  @IfPresent() @IsString() @MaxLength(100)
+  submissionId?: string;
+}
+
+// Response shapes, for the OpenAPI document.
+
+export class QuoteIdResponse {
+  @ApiProperty() quoteId: string;
+}
+
+export class QuoteVersionResponse {
+  @ApiProperty() quoteId: string;
+  @ApiProperty({ type: 'integer' }) version: number;
+}
+
+export class QuoteLineItemsResponse extends QuoteVersionResponse {
+  @ApiProperty() subtotal: number;
+  @ApiProperty() taxAmount: number;
+  @ApiProperty() total: number;
+}
+
+export class QuoteSentResponse {
+  @ApiProperty() quoteId: string;
+  @ApiProperty({ enum: ['sent'] }) status: string;
+  @ApiProperty({ type: 'integer', description: 'Unix ms' }) sentAt: number;
+}
+
+export class QuoteLineItemView {
+  @ApiProperty() description: string;
+  @ApiProperty() quantity: number;
+  @ApiProperty() unitPrice: number;
+  @ApiProperty({ description: 'quantity × unitPrice, rounded to the currency minor unit' }) total: number;
+  @ApiProperty({ enum: ITEM_TYPES }) itemType: string;
+  @ApiProperty({ type: 'integer', description: '0-based position' }) order: number;
+  @ApiProperty({ type: String, nullable: true }) itemKey: string | null;
+  @ApiProperty({ type: String, nullable: true }) externalRef: string | null;
+}
+
+export class QuoteListItemView {
+  @ApiProperty() id: string;
+  @ApiProperty({ example: 'Q-2026-000001', description: 'Per organization and year, gap-free' }) quoteNumber: string;
+  @ApiProperty({ type: 'integer', description: 'Starts at 1; +1 on each revision' }) version: number;
+  @ApiProperty({ enum: QUOTE_STATUSES }) status: string;
+  @ApiProperty() submissionId: string;
+  @ApiProperty({ type: String, nullable: true }) reference: string | null;
+  @ApiProperty({ type: 'integer', description: 'Unix ms: (sentAt or createdAt) + validityDays' }) validUntil: number;
+  @ApiProperty({ type: 'integer' }) validityDays: number;
+  @ApiProperty() subtotal: number;
+  @ApiProperty() taxAmount: number;
+  @ApiProperty() total: number;
+  @ApiProperty({ description: 'Percent' }) taxRate: number;
+  @ApiProperty() currency: string;
+  @ApiProperty({ type: 'integer', nullable: true }) sentAt: number | null;
+  @ApiProperty({ type: 'integer', nullable: true }) viewedAt: number | null;
+  @ApiProperty({ type: String, nullable: true }) externalRef: string | null;
+  @ApiProperty({ type: 'integer' }) createdAt: number;
+  @ApiProperty({ type: 'integer' }) updatedAt: number;
+}
+
+export class QuoteContentView extends QuoteListItemView {
+  @ApiProperty({ type: String, nullable: true }) notes: string | null;
+  @ApiProperty({ type: [QuoteLineItemView] }) lineItems: QuoteLineItemView[];
+}
+
+export class QuotePdfView {
+  @ApiProperty({ type: String, nullable: true, enum: ['pending', 'generating', 'ready', 'failed'], description: 'null: no PDF has been generated (PDF generation is not available yet)' })
+  status: string | null;
+  @ApiProperty({ type: String, nullable: true }) url: string | null;
+}
+
+export class QuoteDetailView extends QuoteContentView {
+  @ApiProperty({ type: QuotePdfView }) pdf: QuotePdfView;
+}
+
+export class QuoteListPage {
+  @ApiProperty({ type: [QuoteListItemView] }) data: QuoteListItemView[];
+  @ApiProperty({ type: String, nullable: true }) nextCursor: string | null;
+}
+
+export class QuoteVersionEntryView {
+  @ApiProperty({ type: 'integer' }) version: number;
+  @ApiProperty({ type: QuoteContentView, description: 'The quote as it stood in this state' }) snapshot: QuoteContentView;
+  @ApiProperty({ type: String, nullable: true, description: 'What started this state; null for the original' }) changeDescription: string | null;
+  @ApiProperty({ type: 'integer', description: 'Unix ms when this state started' }) createdAt: number;
+}
+
+export class QuoteVersionsPage {
+  @ApiProperty({ type: [QuoteVersionEntryView] }) data: QuoteVersionEntryView[];
+  @ApiProperty({ type: String, nullable: true }) nextCursor: string | null;
+}
+
+export class CustomerLineItemView {
+  @ApiProperty() description: string;
+  @ApiProperty() quantity: number;
+  @ApiProperty() unitPrice: number;
+  @ApiProperty() total: number;
+  @ApiProperty({ enum: ITEM_TYPES }) itemType: string;
+  @ApiProperty() order: number;
+}
+
+export class CustomerOrganizationView {
+  @ApiProperty() name: string;
+}
+
+export class CustomerQuoteView {
+  @ApiProperty({ type: CustomerOrganizationView }) organization: CustomerOrganizationView;
+  @ApiProperty() quoteNumber: string;
+  @ApiProperty({ description: 'The version last sent to the customer' }) version: number;
+  @ApiProperty({ enum: QUOTE_STATUSES, description: '`draft` while the organization prepares a new version' }) status: string;
+  @ApiProperty({ type: String, nullable: true }) reference: string | null;
+  @ApiProperty({ type: String, nullable: true }) notes: string | null;
+  @ApiProperty() currency: string;
+  @ApiProperty() taxRate: number;
+  @ApiProperty({ type: [CustomerLineItemView] }) lineItems: CustomerLineItemView[];
+  @ApiProperty() subtotal: number;
+  @ApiProperty() taxAmount: number;
+  @ApiProperty() total: number;
+  @ApiProperty() validityDays: number;
+  @ApiProperty() validUntil: number;
+  @ApiProperty() sentAt: number;
+  @ApiProperty({ type: Number, nullable: true }) viewedAt: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'When the customer accepted or rejected' }) respondedAt: number | null;
+}

@@ -1,0 +1,76 @@
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors } from '@lib/http';
+import { OrganizationDirectory } from '@lib/organizations';
+import { NotFound } from '@lib/shared';
+import { AcceptQuote, RejectQuote, ViewQuote } from '../application/quote.commands';
+import { QuoteQueries, toCustomerQuote, type CustomerQuote } from '../application/quote-queries';
+import { QuoteNotFound } from '../domain/quote.errors';
+import { CustomerQuoteView, CustomerResponseDto } from './quote.dto';
+
+/** Tokens are 43 base62 characters; anything else cannot be a quote link. */
+const TOKEN = /^[0-9A-Za-z]{43}$/;
+
+/**
+ * The customer's side of a quote (decisions §6). The token in the path is the only credential:
+ * it came in the quote e-mail (`{PUBLIC_BASE_URL}/q/{quoteToken}`).
+ */
+@ApiTags('storefront')
+@Controller('storefront/v1/quotes')
+export class StorefrontQuotesController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QuoteQueries,
+    private readonly organizations: OrganizationDirectory,
+  ) {}
+
+  @Get(':quoteToken')
+  @ApiOperation({ summary: 'The quote as sent to the customer', description: 'The version last sent, with its live status. The first view of a sent quote moves it to `viewed`.' })
+  @ApiOkResponse({ type: CustomerQuoteView })
+  async view(@Param('quoteToken') token: string): Promise<CustomerQuote> {
+    const link = await this.find(token);
+    if (link.status === 'sent') await this.commands.execute(new ViewQuote(token));
+    return this.render(token);
+  }
+
+  @Post(':quoteToken/accept')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Accept the quote', description: 'Only a sent or viewed quote that has not expired (409 `quote_not_actionable`). Closes the submission.' })
+  @ApiOkResponse({ type: CustomerQuoteView })
+  @ApiErrors('quote_not_actionable')
+  async accept(@Param('quoteToken') token: string, @Body() body: CustomerResponseDto): Promise<CustomerQuote> {
+    await this.commands.execute(new AcceptQuote(token, body.name ?? null));
+    return this.render(token);
+  }
+
+  @Post(':quoteToken/reject')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Reject the quote', description: 'Only a sent or viewed quote that has not expired (409 `quote_not_actionable`).' })
+  @ApiOkResponse({ type: CustomerQuoteView })
+  @ApiErrors('quote_not_actionable')
+  async reject(@Param('quoteToken') token: string, @Body() body: CustomerResponseDto): Promise<CustomerQuote> {
+    await this.commands.execute(new RejectQuote(token, body.name ?? null, body.reason ?? null));
+    return this.render(token);
+  }
+
+  @Get(':quoteToken/pdf')
+  @ApiOperation({ summary: 'The PDF of the current version', description: 'PDF generation is not available yet: answers 404 `not_found` for every quote.' })
+  @ApiErrors('not_found')
+  async pdf(@Param('quoteToken') token: string): Promise<never> {
+    await this.find(token);
+    throw new NotFound('The PDF of this quote');
+  }
+
+  private async find(token: string) {
+    const link = TOKEN.test(token) ? await this.queries.findLink(token) : null;
+    if (!link) throw new QuoteNotFound();
+    return link;
+  }
+
+  private async render(token: string): Promise<CustomerQuote> {
+    const link = await this.find(token);
+    const organization = await this.organizations.get(link.organizationId);
+    return toCustomerQuote(link, organization);
+  }
+}

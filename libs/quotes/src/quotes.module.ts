@@ -1,0 +1,45 @@
+import { Module } from '@nestjs/common';
+import { OrganizationsModule } from '@lib/organizations';
+import { ProjectionRegistry, ReactorRegistry } from '@lib/runtime';
+import { SubmissionsModule } from '@lib/submissions';
+import { QUOTE_COMMAND_HANDLERS } from './application/quote.commands';
+import { QuoteExpiryScheduler } from './application/quote-expiry.scheduler';
+import { FileQuoteMailer, QuoteMailer } from './application/quote-mailer';
+import { QuoteNumberAllocator } from './application/quote-number-allocator';
+import { QuoteQueries } from './application/quote-queries';
+import { QuoteSentMailReactor } from './application/quote-sent-mail.reactor';
+import { QuoteWriter } from './application/quote-writer';
+import { CustomerQuotePageController } from './http/customer-quote-page.controller';
+import { QuotesController } from './http/quotes.controller';
+import { StorefrontQuotesController } from './http/storefront-quotes.controller';
+import { quotesProjection } from './projections/quotes.projection';
+
+@Module({
+  imports: [OrganizationsModule, SubmissionsModule],
+  controllers: [QuotesController, StorefrontQuotesController, CustomerQuotePageController],
+  providers: [
+    ...QUOTE_COMMAND_HANDLERS,
+    QuoteQueries,
+    QuoteWriter,
+    QuoteNumberAllocator,
+    QuoteSentMailReactor,
+    { provide: QuoteMailer, useClass: FileQuoteMailer },
+  ],
+  exports: [QuoteQueries, QuoteMailer],
+})
+export class QuotesModule {
+  constructor(projections: ProjectionRegistry, reactors: ReactorRegistry, mail: QuoteSentMailReactor) {
+    projections.register(quotesProjection);
+    reactors.register(mail);
+  }
+}
+
+/**
+ * The expiry check of quotes (QuoteExpiryScheduler). Imported by the outbox process only, so it
+ * runs in exactly one place per deployment.
+ */
+@Module({
+  imports: [QuotesModule],
+  providers: [QuoteExpiryScheduler],
+})
+export class QuoteExpiryModule {}
