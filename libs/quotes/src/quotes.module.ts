@@ -8,6 +8,7 @@ import { FileQuoteMailer, QuoteMailer } from './application/quote-mailer';
 import { QuoteNumberAllocator } from './application/quote-number-allocator';
 import { QuoteQueries } from './application/quote-queries';
 import { QuoteSentMailReactor } from './application/quote-sent-mail.reactor';
+import { SubmissionLifecycleReactor } from './application/submission-lifecycle.reactor';
 import { QuoteWriter } from './application/quote-writer';
 import { CustomerQuotePageController } from './http/customer-quote-page.controller';
 import { QuotesController } from './http/quotes.controller';
@@ -23,14 +24,15 @@ import { quotesProjection } from './projections/quotes.projection';
     QuoteWriter,
     QuoteNumberAllocator,
     QuoteSentMailReactor,
+    SubmissionLifecycleReactor,
     { provide: QuoteMailer, useClass: FileQuoteMailer },
   ],
   exports: [QuoteQueries, QuoteMailer],
 })
 export class QuotesModule {
-  constructor(projections: ProjectionRegistry, reactors: ReactorRegistry, mail: QuoteSentMailReactor) {
+  constructor(projections: ProjectionRegistry, reactors: ReactorRegistry, mail: QuoteSentMailReactor, lifecycle: SubmissionLifecycleReactor) {
     projections.register(quotesProjection);
-    reactors.register(mail);
+    reactors.register(mail, lifecycle);
   }
 }
 
