@@ -13,7 +13,12 @@ export function checkpointName(projection: Pick<Projection, 'name' | 'version'>)
  * handler sees its own earlier writes for the same event; writes carry the event position as a
  * guard, which is what makes replays idempotent.
  */
-export async function applyEvent(store: ReadStore, projection: Projection, event: RecordedEvent): Promise<number> {
+export async function applyEvent(
+  store: ReadStore,
+  projection: Projection,
+  event: RecordedEvent,
+  checkpoint?: { name: string; position: number },
+): Promise<number> {
   const pending = new Map<string, ReadDocument>();
   const key = (collection: string, id: string) => `${collection}\u0000${id}`;
   const context: ProjectionContext = {
@@ -39,7 +44,11 @@ export async function applyEvent(store: ReadStore, projection: Projection, event
       guard: { field: POSITION_FIELD, value: event.position },
     });
   }
-  return writes.length ? store.upsert(writes) : 0;
+  if (writes.length === 0) {
+    if (checkpoint) await store.saveCheckpoint(checkpoint.name, checkpoint.position);
+    return 0;
+  }
+  return store.upsert(writes, checkpoint);
 }
 
 export function matches(filter: EventFilter | undefined, event: RecordedEvent): boolean {
@@ -79,10 +88,7 @@ export async function startProjection(
   const subscription: Subscription = events.subscribeToAll({
     after: start,
     handler: async (event) => {
-      if (matches(projection.filter, event)) {
-        await applyEvent(store, projection, event);
-        await store.saveCheckpoint(name, event.position);
-      }
+      if (matches(projection.filter, event)) await applyEvent(store, projection, event, { name, position: event.position });
       position = event.position;
       onProgress(position);
     },

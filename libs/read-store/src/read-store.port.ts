@@ -61,8 +61,12 @@ export abstract class ReadStore {
   abstract get<T extends ReadDocument>(collection: string, id: string): Promise<T | null>;
   abstract find<T extends ReadDocument>(collection: string, options: FindOptions): Promise<FindResult<T>>;
   abstract count(collection: string, filter?: Filter): Promise<number>;
-  /** Applies the upserts in order; returns how many were applied (guard passed). */
-  abstract upsert(writes: GuardedUpsert[]): Promise<number>;
+  /**
+   * Applies the upserts in order; returns how many were applied (guard passed). With a
+   * checkpoint, it is saved with the writes: atomically where the engine allows, else after them
+   * (the guards make re-applying the writes harmless).
+   */
+  abstract upsert(writes: GuardedUpsert[], checkpoint?: { name: string; position: number }): Promise<number>;
   abstract delete(collection: string, id: string): Promise<void>;
   abstract dropCollection(collection: string): Promise<void>;
   abstract listCollections(): Promise<string[]>;

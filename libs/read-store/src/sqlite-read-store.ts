@@ -18,6 +18,12 @@ export interface SqliteReadStoreOptions {
   file: string;
   /** How long a writer waits for another process holding the write lock. */
   busyTimeoutMs?: number;
+  /**
+   * `NORMAL` (default) keeps every commit across a process crash (WAL); only an OS crash or power
+   * loss can drop the newest commits, which replays from the event store restore. `FULL` also
+   * syncs each commit to disk.
+   */
+  synchronous?: 'NORMAL' | 'FULL';
 }
 
 /** Synchronous access to the store inside `SqliteReadStore.transaction`. */
@@ -62,7 +68,7 @@ export class SqliteReadStore extends ReadStore {
 
   constructor(options: SqliteReadStoreOptions) {
     super();
-    this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000);
+    this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000, options.synchronous ?? 'NORMAL');
     this.db.exec('CREATE TABLE IF NOT EXISTS read_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
   }
 
@@ -150,8 +156,12 @@ export class SqliteReadStore extends ReadStore {
     );
   }
 
-  async upsert(writes: GuardedUpsert[]): Promise<number> {
-    return this.transaction((tx) => tx.upsert(writes));
+  async upsert(writes: GuardedUpsert[], checkpoint?: { name: string; position: number }): Promise<number> {
+    return this.transaction((tx) => {
+      const applied = tx.upsert(writes);
+      if (checkpoint) tx.saveCheckpoint(checkpoint.name, checkpoint.position);
+      return applied;
+    });
   }
 
   async delete(collection: string, id: string): Promise<void> {
@@ -278,12 +288,12 @@ export class SqliteReadStore extends ReadStore {
   }
 }
 
-function openDatabase(file: string, busyTimeoutMs: number): Database.Database {
+function openDatabase(file: string, busyTimeoutMs: number, synchronous: 'NORMAL' | 'FULL'): Database.Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file, { timeout: busyTimeoutMs });
   db.pragma('journal_mode = WAL');
-  // FULL syncs the WAL on every commit: an acknowledged write survives a crash or power loss.
-  db.pragma('synchronous = FULL');
+  // Read models are derived data: a process crash loses nothing in WAL mode either way.
+  db.pragma(`synchronous = ${synchronous}`);
   db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
   return db;
 }

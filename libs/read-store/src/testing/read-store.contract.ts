@@ -316,6 +316,15 @@ export function describeReadStoreContract(
         await store.saveCheckpoint(name, 0);
         expect(await store.getCheckpoint(name)).toBe(0);
       });
+
+      it('saves a checkpoint together with the writes of an upsert', async () => {
+        const name = newName();
+        const collection = newCollection();
+        const guard = { field: '_pos', value: 7 };
+        expect(await store.upsert([{ collection, document: { id: 'a', n: 1 }, guard }], { name, position: 7 })).toBe(1);
+        expect(await store.getCheckpoint(name)).toBe(7);
+        expect(await store.get(collection, 'a')).toMatchObject({ n: 1 });
+      });
     });
   });
 }
