@@ -23,6 +23,12 @@ export interface SqliteMessageBusOptions {
   leaseMs?: number;
   /** How long a writer waits for another process holding the write lock. */
   busyTimeoutMs?: number;
+  /**
+   * `NORMAL` (default) keeps every commit across a process crash (WAL); an OS crash or power loss
+   * can drop the newest commits, which the relay then publishes again from its checkpoint.
+   * `FULL` also syncs each commit to disk.
+   */
+  synchronous?: 'NORMAL' | 'FULL';
   /** Clock for lease expiry; defaults to `Date.now`. */
   now?: () => number;
 }
@@ -113,7 +119,7 @@ export class SqliteMessageBus extends MessageBus {
       maxRetryDelayMs: options.maxRetryDelayMs ?? 10_000,
       leaseMs: options.leaseMs ?? 30_000,
     };
-    this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000);
+    this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000, options.synchronous ?? 'NORMAL');
     this.db.exec(SCHEMA);
     this.signal = options.file === ':memory:' ? `memory:${randomUUID()}` : resolve(options.file);
     this.append = this.db.transaction((topic: string, messages: BusMessage[]) => this.appendNow(topic, messages)).immediate;
@@ -337,12 +343,11 @@ class SqliteConsumer implements Consumer {
   }
 }
 
-function openDatabase(file: string, busyTimeoutMs: number): Database.Database {
+function openDatabase(file: string, busyTimeoutMs: number, synchronous: 'NORMAL' | 'FULL'): Database.Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file, { timeout: busyTimeoutMs });
   db.pragma('journal_mode = WAL');
-  // FULL syncs the WAL on every commit: a published message survives a crash or power loss.
-  db.pragma('synchronous = FULL');
+  db.pragma(`synchronous = ${synchronous}`);
   db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
   return db;
 }
