@@ -8,3 +8,4 @@ export * from './idempotency';
 export * from './http-application';
 export * from './http.module';
 export * from './api-errors.decorator';
+export * from './dto-decorators';

@@ -1,22 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsDefined, IsEmail, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
-import { PageQuery } from '@lib/http';
-import { stripHtml } from '@lib/shared';
+import { IsDefined, IsEmail, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IfPresent, NullablePlainText, PageQuery, PlainText, Trimmed } from '@lib/http';
 import { CONTACT_FIELD_LIMITS as MAX } from '../domain/contact.limits';
-
-/** Free text is stored as plain text; the length limits apply to what is stored. */
-const PlainText = () => Transform(({ value }) => (typeof value === 'string' ? stripHtml(value) : value));
-/** As PlainText, and a text that is empty once stripped clears the field (null). */
-const NullablePlainText = () =>
-  Transform(({ value }) => {
-    if (typeof value !== 'string') return value;
-    const text = stripHtml(value);
-    return text === '' ? null : text;
-  });
-const Trimmed = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
-/** Present means it must be valid; unlike IsOptional, null is not let through. */
-const IfPresent = () => ValidateIf((_, value) => value !== undefined);
 
 const nullableText = (maxLength: number, description?: string) => ({ type: String, nullable: true, maxLength, description });
 

@@ -1,21 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
 import { IsDefined, IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
-import { PageQuery } from '@lib/http';
-import { stripHtml } from '@lib/shared';
+import { NullablePlainText, PageQuery, PlainText, Trimmed } from '@lib/http';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead.events';
 
 export const LEAD_LIMITS = { name: 200, email: 254, phone: 50, message: 5000 } as const;
-
-/** Free text is stored as plain text; the length limits apply to what is stored. */
-const PlainText = () => Transform(({ value }) => (typeof value === 'string' ? stripHtml(value) : value));
-const NullablePlainText = () =>
-  Transform(({ value }) => {
-    if (typeof value !== 'string') return value;
-    const text = stripHtml(value);
-    return text === '' ? null : text;
-  });
-const Trimmed = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
 
 export class SubmitLeadDto {
   @ApiProperty({ maxLength: LEAD_LIMITS.name, description: 'HTML is stripped.' })

@@ -18,11 +18,9 @@ import {
   Max,
   MaxLength,
   Min,
-  ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { PageQuery } from '@lib/http';
-import { stripHtml } from '@lib/shared';
+import { IfPresent, NullablePlainText, PageQuery, PlainText } from '@lib/http';
 import { ITEM_TYPES } from '@lib/templates';
 import { QUOTE_STATUSES, type QuoteStatus } from '../domain/quote.events';
 
@@ -30,17 +28,6 @@ export const MAX_LINE_ITEMS = 200;
 export const MAX_RECIPIENTS = 20;
 export const MESSAGE_LOCALES = ['en', 'de', 'nl'] as const;
 
-/** Free text is stored as plain text; length limits apply to what is stored. */
-const PlainText = () => Transform(({ value }) => (typeof value === 'string' ? stripHtml(value) : value));
-/** As PlainText; a text that is empty once stripped clears the field (null). */
-const NullablePlainText = () =>
-  Transform(({ value }) => {
-    if (typeof value !== 'string') return value;
-    const text = stripHtml(value);
-    return text === '' ? null : text;
-  });
-/** Present means it must be valid; unlike IsOptional, null is not let through. */
-const IfPresent = () => ValidateIf((_, value) => value !== undefined);
 const Money = { allowNaN: false, allowInfinity: false, maxDecimalPlaces: 6 };
 
 const TaxRate = () => applyDecorators(IfPresent(), IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 4 }), Min(0), Max(100));
