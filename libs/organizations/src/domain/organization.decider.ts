@@ -71,8 +71,10 @@ function decide(command: OrganizationCommand, state: OrganizationState): Organiz
         };
         if (JSON.stringify(next) !== JSON.stringify(current)) {
           events.push({ type: 'organization.v1.settingsChanged', data: { organizationId: org.organizationId, settings: next, at: command.at } });
-          // Enabling live pricing needs a secret to sign pricing events with.
-          if (next.externalPricingEnabled && !org.hasSigningSecret) {
+          // Webhooks are never sent unsigned: a first webhook URL or enabling live pricing mints
+          // the signing secret if the organization has none yet.
+          const needsSecret = next.externalPricingEnabled || next.webhookUrl !== null || next.pricingWebhookUrl !== null;
+          if (needsSecret && !org.hasSigningSecret) {
             events.push({
               type: 'organization.v1.signingSecretRotated',
               data: { organizationId: org.organizationId, ...command.mintedSecret, previousValidUntil: command.at, at: command.at },
