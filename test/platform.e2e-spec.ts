@@ -108,6 +108,18 @@ describe('platform: authentication, errors and limits over HTTP', () => {
     });
   });
 
+  it.each([
+    ['an array', [1, 2]],
+    ['a string', 'text'],
+    ['a number', 42],
+    ['null', null],
+    ['an object where an array belongs', { email: 'x@example.com', name: { first: 'x' } }],
+  ])('answers a body that is %s with 422, never 500', async (_, body) => {
+    const res = await app.request('POST', '/api/v1/contacts', { token: org.apiKey, payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe('validation_error');
+  });
+
   describe('admin API', () => {
     it('requires the admin token', async () => {
       const res = await app.request('POST', '/admin/v1/organizations', { token: org.apiKey, body: { name: 'x', slug: 'x' } });

@@ -5,8 +5,10 @@ import { ValidationFailed, type FieldError } from '@lib/shared';
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldError[] {
   const out: FieldError[] = [];
   for (const error of errors) {
-    const segment = /^\d+$/.test(error.property) ? `[${error.property}]` : error.property;
-    const path = parent ? (segment.startsWith('[') ? `${parent}${segment}` : `${parent}.${segment}`) : segment.replace(/^\[|\]$/g, '');
+    // Errors about the value itself (e.g. an object where an array belongs) have no property.
+    const property = typeof error.property === 'string' ? error.property : '';
+    const segment = /^\d+$/.test(property) ? `[${property}]` : property;
+    const path = !segment ? parent : parent ? (segment.startsWith('[') ? `${parent}${segment}` : `${parent}.${segment}`) : segment.replace(/^\[|\]$/g, '');
     for (const message of Object.values(error.constraints ?? {})) {
       out.push({ path, message: message.replace(/^property (\S+) should not exist$/, 'unknown field') });
     }

@@ -16,6 +16,10 @@ export interface AppConfig {
   webhookRetryScheduleMs: number[];
   pricingRetryScheduleMs: number[];
   webhookAllowPrivateNetworks: boolean;
+  /** per-attempt timeout of ordinary webhook deliveries (decisions §9: 10 s) */
+  webhookAttemptTimeoutMs: number;
+  /** webhook attempts in flight at once per outbox process */
+  webhookDispatchConcurrency: number;
   quoteExpiryCheckMs: number;
   rateLimitIpPerMin: number;
   rateLimitKeyPerMin: number;
@@ -97,6 +101,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     webhookRetryScheduleMs: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [0, 60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000]),
     pricingRetryScheduleMs: schedule(env, 'PRICING_RETRY_SCHEDULE_MS', [0, 1_000, 3_000]),
     webhookAllowPrivateNetworks: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    webhookAttemptTimeoutMs: integer(env, 'WEBHOOK_ATTEMPT_TIMEOUT_MS', 10_000, 1, 600_000),
+    webhookDispatchConcurrency: integer(env, 'WEBHOOK_DISPATCH_CONCURRENCY', 64, 1, 10_000),
     quoteExpiryCheckMs: integer(env, 'QUOTE_EXPIRY_CHECK_MS', 60_000, 1),
     rateLimitIpPerMin: integer(env, 'RATE_LIMIT_IP_PER_MIN', 60),
     rateLimitKeyPerMin: integer(env, 'RATE_LIMIT_KEY_PER_MIN', 120),
