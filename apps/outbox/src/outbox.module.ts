@@ -5,6 +5,7 @@ import { MessageBus, type Consumer } from '@lib/message-bus';
 import { ReadStore } from '@lib/read-store';
 import { QuoteExpiryModule } from '@lib/quotes';
 import { ReactorRegistry } from '@lib/runtime';
+import { WebhookDispatchModule } from '@lib/webhooks';
 
 export const DOMAIN_EVENTS_TOPIC = 'domain-events';
 const RELAY_CHECKPOINT = 'relay:domain-events';
@@ -16,7 +17,7 @@ const OUTBOX_GROUP = 'outbox';
  * event; a consumer group hands each event to the registered reactors and commits only after
  * they finish. Side effects therefore happen here and nowhere else, at least once.
  */
-@Module({ imports: [QuoteExpiryModule] })
+@Module({ imports: [QuoteExpiryModule, WebhookDispatchModule] })
 export class OutboxModule implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Outbox');
   private relay: Subscription | null = null;

@@ -6,3 +6,4 @@ export * from './application/session.commands';
 export * from './application/session-reader';
 export * from './projections/sessions.projection';
 export * from './sessions.module';
+export * from './http/session.schemas';

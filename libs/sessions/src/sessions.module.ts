@@ -6,14 +6,17 @@ import { SESSION_COMMAND_HANDLERS } from './application/session.commands';
 import { SessionReader } from './application/session-reader';
 import { SubmissionFollowUpReactor } from './application/submission-follow-up.reactor';
 import { CustomerSessionGuard } from './http/customer-session.guard';
+import { SessionStreamController } from './http/session-stream.controller';
 import { StorefrontSessionsController } from './http/storefront-sessions.controller';
 import { StorefrontController } from './http/storefront.controller';
+import { SessionChangeFeed } from './live/session-change-feed';
+import { SessionEventStreams } from './live/session-event-streams';
 import { sessionsProjection } from './projections/sessions.projection';
 
 @Module({
   imports: [OrganizationsModule, TemplatesModule],
-  controllers: [StorefrontController, StorefrontSessionsController],
-  providers: [...SESSION_COMMAND_HANDLERS, SessionReader, CustomerSessionGuard, SubmissionFollowUpReactor],
+  controllers: [StorefrontController, StorefrontSessionsController, SessionStreamController],
+  providers: [...SESSION_COMMAND_HANDLERS, SessionReader, CustomerSessionGuard, SubmissionFollowUpReactor, SessionChangeFeed, SessionEventStreams],
   exports: [SessionReader],
 })
 export class SessionsModule {

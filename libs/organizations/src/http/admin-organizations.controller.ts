@@ -1,8 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminGuard } from '@lib/http';
-import { stripHtml } from '@lib/shared';
+import { APP_CONFIG, stripHtml, type AppConfig } from '@lib/shared';
+import { assertWebhookUrlsAllowed } from '@lib/webhooks/transport/webhook-url-policy';
 import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type CreatedApiKey } from '../application/organization.commands';
 import { OrganizationDirectory, toAdminOrganization } from '../application/organization-directory';
 import { CreateApiKeyDto, CreateOrganizationDto, UpdateOrganizationDto } from './organization.dto';
@@ -15,11 +16,13 @@ export class AdminOrganizationsController {
   constructor(
     private readonly commands: CommandBus,
     private readonly directory: OrganizationDirectory,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Post()
   @ApiOperation({ summary: 'Create an organization' })
   async create(@Body() body: CreateOrganizationDto) {
+    await assertWebhookUrlsAllowed(body.settings, { allowPrivateNetworks: this.config.webhookAllowPrivateNetworks });
     const id = await this.commands.execute<CreateOrganization, string>(
       new CreateOrganization(
         {
@@ -44,6 +47,7 @@ export class AdminOrganizationsController {
   @Patch(':orgId')
   async update(@Param('orgId') orgId: string, @Body() body: UpdateOrganizationDto) {
     await this.directory.get(orgId);
+    await assertWebhookUrlsAllowed(body.settings, { allowPrivateNetworks: this.config.webhookAllowPrivateNetworks });
     const { settings, ...changes } = body;
     if (changes.name !== undefined) changes.name = stripHtml(changes.name);
     await this.commands.execute(new UpdateOrganization(orgId, changes, settings));

@@ -58,6 +58,18 @@ export function toStorefrontSession(session: SessionDocument, context: SessionRe
 }
 
 export type StorefrontSession = ReturnType<typeof toStorefrontSession>;
+export type SessionObject = ReturnType<typeof toSessionObject>;
+
+/**
+ * When the customer's view will change by the passing of time alone: the live-pricing wait ends
+ * (the view falls back to base pricing) or the session expires. null when neither is ahead.
+ */
+export function nextTimedChange(session: SessionDocument, view: StorefrontSession, live: LivePricingSettings): number | null {
+  const moments: number[] = [];
+  if (view.pricing.awaitingExternal && session.configuredAt !== null) moments.push(session.configuredAt + live.pricingTimeoutMs);
+  if (view.status !== 'expired') moments.push(view.expiresAt + 1);
+  return moments.length ? Math.min(...moments) : null;
+}
 
 /** Finds sessions for their customer (token checked in constant time) and presents them. */
 @Injectable()
@@ -87,13 +99,27 @@ export class SessionReader {
   }
 
   async present(sessionId: string): Promise<StorefrontSession> {
-    const session = await this.find(sessionId);
-    if (!session) throw new NotFound('Session');
-    const organization = await this.organizations.get(session.organizationId);
-    return toStorefrontSession(
-      session,
-      { now: this.clock.now(), idleTtlMs: this.config.sessionIdleTtlMs },
-      { externalPricingEnabled: organization.settings.externalPricingEnabled, pricingTimeoutMs: organization.settings.pricingTimeoutMs },
-    );
+    return (await this.watchable(sessionId)).session;
+  }
+
+  /** The customer's view, and when it changes next without a new event (for the live stream). */
+  async watchable(sessionId: string): Promise<{ session: StorefrontSession; changesAt: number | null }> {
+    const document = await this.find(sessionId);
+    if (!document) throw new NotFound('Session');
+    const organization = await this.organizations.get(document.organizationId);
+    const live = { externalPricingEnabled: organization.settings.externalPricingEnabled, pricingTimeoutMs: organization.settings.pricingTimeoutMs };
+    const session = toStorefrontSession(document, this.readContext(), live);
+    return { session, changesAt: nextTimedChange(document, session, live) };
+  }
+
+  /** The api-v1 configuration-session object (what the external system reads through its capability URL). */
+  async sessionObject(sessionId: string): Promise<SessionObject> {
+    const document = await this.find(sessionId);
+    if (!document) throw new NotFound('Session');
+    return toSessionObject(document, this.readContext());
+  }
+
+  private readContext(): SessionReadContext {
+    return { now: this.clock.now(), idleTtlMs: this.config.sessionIdleTtlMs };
   }
 }

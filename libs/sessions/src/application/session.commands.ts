@@ -1,14 +1,14 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
 import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { RecordSubmissionContact } from '@lib/contacts';
 import { AggregateRepository } from '@lib/event-sourcing';
 import { OrganizationDirectory } from '@lib/organizations';
-import { APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, computeTotals, lineTotal, stripHtml, toMoneyNumber, type AppConfig } from '@lib/shared';
-import { CreateSubmission, type SubmissionCustomer } from '@lib/submissions';
+import { APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, type AppConfig } from '@lib/shared';
+import { CreateSubmission, FreezeExternalPricing, priceExternalLineItems, type ExternalLineInput, type SubmissionCustomer } from '@lib/submissions';
 import { TemplateDirectory, configHash, priceConfiguration, validateConfiguration } from '@lib/templates';
-import { assertCustomerMayWrite, sessionDecider, type SessionState } from '../domain/session.decider';
+import { assertCustomerMayWrite, currentAdjustment, sessionDecider, type SessionState } from '../domain/session.decider';
 import { SessionNotConfigured } from '../domain/session.errors';
-import { sessionStream, type Adjustment, type SessionEvent, type SessionLocale, type SessionOrigin } from '../domain/session.events';
+import { sessionStream, type Adjustment, type PricingTokenGrant, type SessionEvent, type SessionLocale, type SessionOrigin } from '../domain/session.events';
 import { generateCustomerToken, hashCustomerToken } from './customer-token';
 
 const customerActor = (sessionId: string) => `customer:${sessionId}`;
@@ -209,14 +209,19 @@ export class SubmitSessionHandler implements ICommandHandler<SubmitSession, { su
 }
 
 /** One line of an external price breakdown, validated at the edge (api-v1 adjustment line item). */
-export interface AdjustmentLineInput {
-  description: string;
-  quantity: number;
-  unitPrice: number;
-  itemType?: string;
-  itemKey?: string;
-  sortOffset?: number;
-  externalRef?: string;
+export type AdjustmentLineInput = ExternalLineInput;
+
+/**
+ * On a submitted session, the adjustment for the final configHash belongs on the submission too
+ * (api-v1 session lifecycle: answering the `submission` event still freezes). Idempotent; the
+ * outbox's follow-up reactor runs it again for every adjustment, in case this process died first
+ * or the submission did not exist yet.
+ */
+export async function freezeOntoSubmission(commands: CommandBus, session: SessionState, actor: string): Promise<void> {
+  if (session.status !== 'submitted' || !session.submissionId || !session.organizationId) return;
+  const adjustment = currentAdjustment(session.adjustment, session.configHash);
+  if (!adjustment) return;
+  await commands.execute(new FreezeExternalPricing(session.organizationId, session.submissionId, adjustment, actor));
 }
 
 /**
@@ -233,34 +238,74 @@ export class RecordSessionAdjustment {
   ) {}
 }
 
+export interface RecordedAdjustment extends Adjustment {
+  /** whether the written hash is the session's current one (it always is once recorded: a stale hash is refused) */
+  isCurrentConfiguration: boolean;
+}
+
 @CommandHandler(RecordSessionAdjustment)
-export class RecordSessionAdjustmentHandler implements ICommandHandler<RecordSessionAdjustment, Adjustment> {
+export class RecordSessionAdjustmentHandler implements ICommandHandler<RecordSessionAdjustment, RecordedAdjustment> {
+  private readonly logger = new Logger('Sessions');
+
   constructor(
     private readonly repository: AggregateRepository,
+    private readonly commands: CommandBus,
     private readonly organizations: OrganizationDirectory,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async execute({ sessionId, configHash: hash, lineItems, actor }: RecordSessionAdjustment): Promise<Adjustment> {
+  async execute({ sessionId, configHash: hash, lineItems, actor }: RecordSessionAdjustment): Promise<RecordedAdjustment> {
     const session = await loadSession(this.repository, sessionId);
     const { currency } = await this.organizations.get(session.organizationId);
-    const items = lineItems.map((item) => ({
-      ...item,
-      description: stripHtml(item.description),
-      itemType: item.itemType ?? 'other',
-      total: toMoneyNumber(lineTotal(item.quantity, item.unitPrice, currency)),
-    }));
-    const { subtotal } = computeTotals(items, 0, currency);
+    const { lineItems: items, subtotal } = priceExternalLineItems(lineItems, currency);
     const at = this.clock.now();
-    await this.repository.handle(
+    const { state } = await this.repository.handle(
       sessionDecider,
       sessionStream(sessionId),
       { type: 'recordAdjustment', configHash: hash, lineItems: items, subtotal, at, idleTtlMs: this.config.sessionIdleTtlMs },
       { metadata: { actor }, what: 'The session' },
     );
-    return { configHash: hash, lineItems: items, subtotal, receivedAt: at };
+    try {
+      await freezeOntoSubmission(this.commands, state, actor);
+    } catch (error) {
+      // The session holds the answer; the follow-up reactor freezes it once the submission exists.
+      if (!(error instanceof NotFound)) throw error;
+      this.logger.warn(`submission ${state.submissionId} not there yet; the adjustment is frozen by the outbox`);
+    }
+    return { configHash: hash, lineItems: items, subtotal, receivedAt: at, isCurrentConfiguration: state.configHash === hash };
   }
 }
 
-export const SESSION_COMMAND_HANDLERS = [StartSessionHandler, ChangeSessionConfigurationHandler, SubmitSessionHandler, RecordSessionAdjustmentHandler];
+/**
+ * Records that a capability token was handed out for this session (decisions §8). Dispatched by
+ * live pricing before each delivery attempt; the same delivery generation is recorded once.
+ */
+export class IssuePricingToken {
+  constructor(
+    readonly sessionId: string,
+    readonly grant: PricingTokenGrant,
+  ) {}
+}
+
+@CommandHandler(IssuePricingToken)
+export class IssuePricingTokenHandler implements ICommandHandler<IssuePricingToken, void> {
+  constructor(private readonly repository: AggregateRepository) {}
+
+  async execute({ sessionId, grant }: IssuePricingToken): Promise<void> {
+    await this.repository.handle(
+      sessionDecider,
+      sessionStream(sessionId),
+      { type: 'issuePricingToken', ...grant },
+      { metadata: { actor: `pricing:${grant.deliveryId}` }, what: 'The session' },
+    );
+  }
+}
+
+export const SESSION_COMMAND_HANDLERS = [
+  StartSessionHandler,
+  ChangeSessionConfigurationHandler,
+  SubmitSessionHandler,
+  RecordSessionAdjustmentHandler,
+  IssuePricingTokenHandler,
+];

@@ -5,7 +5,7 @@ import { configHash, priceConfiguration, validateConfiguration, validateTemplate
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { currentAdjustment, isIdleExpired, sessionDecider, sessionStatus, type SessionCommand } from './session.decider';
 import { SessionAlreadySubmitted, SessionExpired, SessionNotConfigured, StaleConfigHash } from './session.errors';
-import type { SessionEvent } from './session.events';
+import type { PricingTokenGrant, SessionEvent } from './session.events';
 
 const TTL = 60_000;
 const template = validateTemplate(exampleTemplateBody()).template!;
@@ -149,6 +149,32 @@ describe('session decider', () => {
     it('when it is written after the idle limit, then expiry wins', () => {
       expect(() => when([started, configured, submitted], configure(3_000 + TTL + 1))).toThrow(SessionExpired);
       expect(() => when([started, configured, submitted], adjust(3_000 + TTL + 1))).toThrow(SessionExpired);
+    });
+  });
+
+  describe('given a configured session and a pricing event to send', () => {
+    const grant: PricingTokenGrant = { tokenHash: 'ab'.repeat(32), configHash: hash, context: 'configuration', submissionId: null, deliveryId: 'evt_1', generation: 1, issuedAt: 2_100, expiresAt: 602_100 };
+    const issue = (overrides: Partial<PricingTokenGrant> = {}): SessionCommand => ({ type: 'issuePricingToken', ...grant, ...overrides });
+    const issued: SessionEvent = { type: 'session.v1.pricingTokenIssued', data: { ...ids, ...grant } };
+
+    it('when a token is issued, then only its hash is recorded, with its configHash and window', () => {
+      expect(when([started, configured], issue())).toEqual([issued]);
+    });
+    it('when the same delivery generation is attempted again, then nothing new is recorded (the first window stands)', () => {
+      expect(when([started, configured, issued], issue({ issuedAt: 9_000, expiresAt: 609_000 }))).toEqual([]);
+    });
+    it('when the delivery is redelivered, then the next generation is recorded', () => {
+      expect(when([started, configured, issued], issue({ generation: 2, tokenHash: 'cd'.repeat(32) }))).toEqual([
+        { type: 'session.v1.pricingTokenIssued', data: { ...ids, ...grant, generation: 2, tokenHash: 'cd'.repeat(32) } },
+      ]);
+    });
+    it('when another delivery of the same session sends one, then it is recorded too', () => {
+      expect(when([started, configured, issued], issue({ deliveryId: 'evt_2' }))).toHaveLength(1);
+    });
+    it('then a token is not customer activity, and is issued even on an expired session (auto-fill answers for the submission)', () => {
+      const afterSubmit = [started, configured, submitted, issued];
+      expect(() => when(afterSubmit, configure(3_000 + TTL + 1))).toThrow(SessionExpired);
+      expect(when([started, configured, submitted], issue({ context: 'autofill', submissionId: 'sub_1', issuedAt: 3_000 + TTL + 5 }))).toHaveLength(1);
     });
   });
 

@@ -3,7 +3,7 @@ import { ConcurrentModification, NotFound } from '@lib/shared';
 import type { FrozenPricing, PricingBreakdown, SubmissionCustomer } from '@lib/submissions';
 import type { Configuration } from '@lib/templates';
 import { SessionAlreadySubmitted, SessionExpired, SessionNotConfigured, StaleConfigHash } from './session.errors';
-import type { Adjustment, AdjustmentLineItem, SessionEvent, SessionLocale, SessionOrigin } from './session.events';
+import type { Adjustment, AdjustmentLineItem, PricingTokenGrant, SessionEvent, SessionLocale, SessionOrigin } from './session.events';
 
 export type StoredSessionStatus = 'active' | 'submitted';
 /** `expired` is never stored: it is derived from the idle time whenever the session is read or written. */
@@ -24,6 +24,8 @@ export interface SessionState {
   adjustment: Adjustment | null;
   submissionId: string | null;
   lastActivityAt: number;
+  /** the newest token generation issued per webhook delivery (deliveryId → generation) */
+  pricingTokens: Record<string, number>;
 }
 
 /** Time and the idle limit arrive with each write, so expiry is decided without a clock. */
@@ -52,7 +54,8 @@ export type SessionCommand =
       configHash: string;
       basePricing: PricingBreakdown;
     } & Timed)
-  | ({ type: 'recordAdjustment'; configHash: string; lineItems: AdjustmentLineItem[]; subtotal: number } & Timed);
+  | ({ type: 'recordAdjustment'; configHash: string; lineItems: AdjustmentLineItem[]; subtotal: number } & Timed)
+  | ({ type: 'issuePricingToken' } & PricingTokenGrant);
 
 export const EMPTY_PRICING: PricingBreakdown = { lineItems: [], subtotal: 0 };
 
@@ -70,6 +73,7 @@ const initialState = (): SessionState => ({
   adjustment: null,
   submissionId: null,
   lastActivityAt: 0,
+  pricingTokens: {},
 });
 
 /** decisions §7: idle for more than SESSION_IDLE_TTL_MS since the customer's last write. */
@@ -171,6 +175,14 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
         },
       ];
     }
+    case 'issuePricingToken': {
+      const session = existing(state);
+      // Every attempt of a delivery generation carries the same derived token: record it once.
+      // Not customer activity, and allowed on an expired session (an autofill answers for the submission).
+      if ((session.pricingTokens[command.deliveryId] ?? -1) >= command.generation) return [];
+      const { type: _type, ...grant } = command;
+      return [{ type: 'session.v1.pricingTokenIssued', data: { organizationId: session.organizationId, sessionId: session.sessionId, ...grant } }];
+    }
   }
 }
 
@@ -200,6 +212,8 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
         ...state,
         adjustment: { configHash: event.data.configHash, lineItems: event.data.lineItems, subtotal: event.data.subtotal, receivedAt: event.data.at },
       };
+    case 'session.v1.pricingTokenIssued':
+      return { ...state, pricingTokens: { ...state.pricingTokens, [event.data.deliveryId]: event.data.generation } };
     case 'session.v1.submitted':
       return {
         ...state,

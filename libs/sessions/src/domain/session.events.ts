@@ -7,6 +7,27 @@ export type SessionOrigin = (typeof SESSION_ORIGINS)[number];
 export const SESSION_LOCALES = ['en', 'de', 'nl'] as const;
 export type SessionLocale = (typeof SESSION_LOCALES)[number];
 
+/** What a `pricing.calculated` event asks a price for (decisions §7, api-v1 Events). */
+export type PricingContext = 'configuration' | 'submission' | 'autofill';
+
+/**
+ * What a capability token grants (decisions §8): writes for one configHash of the session until
+ * `expiresAt`. Only the token's SHA-256 is recorded; the token is derived from the delivery id and
+ * generation, so every attempt of one generation carries the same one.
+ */
+export interface PricingTokenGrant {
+  tokenHash: string;
+  configHash: string;
+  context: PricingContext;
+  /** set for the contexts `submission` and `autofill` */
+  submissionId: string | null;
+  /** the webhook delivery that carries the token; a later generation of it supersedes this one */
+  deliveryId: string;
+  generation: number;
+  issuedAt: number;
+  expiresAt: number;
+}
+
 /** A live-pricing write for one configHash (api-v1 session `adjustments`). */
 export type Adjustment = FrozenPricing;
 export type AdjustmentLineItem = PricedLineItem;
@@ -49,6 +70,11 @@ export type SessionEvent =
   | {
       type: 'session.v1.adjustmentReceived';
       data: { organizationId: string; sessionId: string; configHash: string; lineItems: AdjustmentLineItem[]; subtotal: number; at: number };
+    }
+  | {
+      /** a capability token was handed to the external system in a `pricing.calculated` delivery */
+      type: 'session.v1.pricingTokenIssued';
+      data: { organizationId: string; sessionId: string } & PricingTokenGrant;
     }
   | {
       type: 'session.v1.submitted';

@@ -10,8 +10,8 @@ export class SessionPricingSchema {
   @ApiProperty({ description: 'Live pricing is on and an external price for the current configuration may still arrive' }) awaitingExternal: boolean;
 }
 
-/** api-v1 configuration-session object, plus `pricing` (decisions §6) and timing. */
-export class StorefrontSessionSchema {
+/** api-v1 configuration-session object, plus timing. */
+export class ConfigurationSessionSchema {
   @ApiProperty() sessionId: string;
   @ApiProperty() organizationId: string;
   @ApiProperty() templateId: string;
@@ -23,10 +23,14 @@ export class StorefrontSessionSchema {
   @ApiProperty({ enum: SESSION_LOCALES }) locale: string;
   @ApiProperty({ type: PricingBreakdownSchema }) basePricing: PricingBreakdownSchema;
   @ApiProperty({ type: FrozenPricingSchema, nullable: true, description: 'The latest external write for the current configHash' }) adjustments: FrozenPricingSchema | null;
-  @ApiProperty({ type: SessionPricingSchema }) pricing: SessionPricingSchema;
   @ApiProperty({ type: 'integer', description: 'Unix ms' }) createdAt: number;
   @ApiProperty({ type: 'integer', description: "Unix ms of the customer's last write" }) lastActivityAt: number;
   @ApiProperty({ type: 'integer', description: 'Unix ms after which the session is expired unless written to again' }) expiresAt: number;
+}
+
+/** What the customer sees: the configuration-session object plus `pricing` (decisions §6). */
+export class StorefrontSessionSchema extends ConfigurationSessionSchema {
+  @ApiProperty({ type: SessionPricingSchema }) pricing: SessionPricingSchema;
 }
 
 export class StartedSessionSchema {

@@ -36,7 +36,7 @@ const events: SessionEvent[] = [
 ];
 
 const recorded = (event: SessionEvent, position: number): RecordedEvent => ({
-  id: `e${position}`, streamId: 'session-ses_1', type: event.type, data: event.data, metadata: {}, revision: position - 1, position, recordedAt: event.data.at,
+  id: `e${position}`, streamId: 'session-ses_1', type: event.type, data: event.data, metadata: {}, revision: position - 1, position, recordedAt: position,
 });
 
 describe('sessions projection', () => {

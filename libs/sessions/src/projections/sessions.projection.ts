@@ -58,6 +58,8 @@ export const sessionsProjection: Projection = {
       } satisfies SessionDocument);
       return;
     }
+    // Handing out a capability token changes nothing the session object shows.
+    if (event.type === 'session.v1.pricingTokenIssued') return;
     const session = await context.get<SessionDocument>('sessions', event.data.sessionId);
     if (!session) return;
     const next: SessionDocument = { ...session, updatedAt: event.data.at };

@@ -1,5 +1,6 @@
 import { fold } from '@lib/event-sourcing';
 import { NotFound } from '@lib/shared';
+import { ExternalPricingForAnotherConfiguration } from './submission.errors';
 import { createdData } from '../testing/submission.fixture';
 import { submissionDecider, type SubmissionCommand } from './submission.decider';
 import type { SubmissionEvent } from './submission.events';
@@ -95,6 +96,38 @@ describe('submission decider', () => {
 
     it('when its first quote is recorded, then the quote is the latest but the status stays closed', () => {
       expect(when(closed, markQuoted('quo_9', 3_500))).toEqual([quoteRecorded('quo_9', 3_500)]);
+    });
+  });
+  describe('given a submission and a live price for it', () => {
+    const pricing = (subtotal: number, receivedAt: number, configHash = createdData.configHash) => ({
+      configHash, subtotal, receivedAt, lineItems: [{ description: 'All in', quantity: 1, unitPrice: subtotal, total: subtotal, itemType: 'other' }],
+    });
+    const freeze = (externalPricing: ReturnType<typeof pricing>, at = 5_000): SubmissionCommand => ({ type: 'freezeExternalPricing', organizationId: 'org_a', externalPricing, at });
+    const frozen = (externalPricing: ReturnType<typeof pricing>, at = 5_000): SubmissionEvent => ({ type: 'submission.v1.externalPricingFrozen', data: { ...ids, externalPricing, at } });
+
+    it('when an answer for the submitted configuration arrives, then it is frozen', () => {
+      expect(when([created], freeze(pricing(900, 4_000)))).toEqual([frozen(pricing(900, 4_000))]);
+    });
+    it('when an answer for another configuration arrives, then it is refused as stale and names the submitted hash', () => {
+      expect(() => when([created], freeze(pricing(900, 4_000, 'sha256:other')))).toThrow(ExternalPricingForAnotherConfiguration);
+    });
+    it('when the same answer comes again, or an older one is replayed late, then nothing changes; a newer one replaces it', () => {
+      const given = [created, frozen(pricing(900, 4_000))];
+      expect(when(given, freeze(pricing(900, 4_000)))).toEqual([]);
+      expect(when(given, freeze(pricing(800, 3_500)))).toEqual([]);
+      expect(when(given, freeze(pricing(950, 4_500), 6_000))).toEqual([frozen(pricing(950, 4_500), 6_000)]);
+    });
+    it('when the pricing was frozen at submit, then a later answer replaces it', () => {
+      const atSubmit = { type: 'submission.v1.created', data: { ...createdData, externalPricing: pricing(700, 900) } } as SubmissionEvent;
+      expect(when([atSubmit], freeze(pricing(750, 4_000)))).toHaveLength(1);
+      expect(when([atSubmit], freeze(pricing(700, 900)))).toEqual([]);
+    });
+    it('when an auto-fill is requested, then each request is recorded; another organization gets not found', () => {
+      const request: SubmissionCommand = { type: 'requestAutofill', organizationId: 'org_a', at: 6_000 };
+      const requested: SubmissionEvent = { type: 'submission.v1.autofillRequested', data: { ...ids, at: 6_000 } };
+      expect(when([created], request)).toEqual([requested]);
+      expect(when([created, requested], request)).toEqual([requested]);
+      expect(() => when([created], { ...request, organizationId: 'org_b' })).toThrow(NotFound);
     });
   });
 });

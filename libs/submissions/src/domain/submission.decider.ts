@@ -1,7 +1,9 @@
 import type { Decider } from '@lib/event-sourcing';
 import { NotFound } from '@lib/shared';
 import type { SubmissionStatus } from '../application/submission-lookup';
+import { ExternalPricingForAnotherConfiguration } from './submission.errors';
 import type { SubmissionCreatedData, SubmissionEvent } from './submission.events';
+import type { FrozenPricing } from './submission.types';
 
 export interface SubmissionState {
   exists: boolean;
@@ -11,6 +13,8 @@ export interface SubmissionState {
   /** every quote recorded, oldest first: makes MarkSubmissionQuoted idempotent per quote */
   quoteIds: string[];
   externalRef: string | null;
+  configHash: string | null;
+  externalPricing: FrozenPricing | null;
 }
 
 export type SubmissionCommand =
@@ -24,9 +28,22 @@ export type SubmissionCommand =
       at: number;
     }
   | { type: 'markQuoted'; organizationId: string; quoteId: string; at: number }
-  | { type: 'closeOnAcceptance'; organizationId: string; quoteId: string; at: number };
+  | { type: 'closeOnAcceptance'; organizationId: string; quoteId: string; at: number }
+  | { type: 'freezeExternalPricing'; organizationId: string; externalPricing: FrozenPricing; at: number }
+  | { type: 'requestAutofill'; organizationId: string; at: number };
 
-const initialState = (): SubmissionState => ({ exists: false, submissionId: null, organizationId: null, status: 'new', quoteIds: [], externalRef: null });
+const initialState = (): SubmissionState => ({
+  exists: false,
+  submissionId: null,
+  organizationId: null,
+  status: 'new',
+  quoteIds: [],
+  externalRef: null,
+  configHash: null,
+  externalPricing: null,
+});
+
+const samePricing = (a: FrozenPricing, b: FrozenPricing) => JSON.stringify(a) === JSON.stringify(b);
 
 /** Another organization's submission does not exist for the caller. */
 function ownedBy(state: SubmissionState, organizationId: string): SubmissionState & { submissionId: string; organizationId: string } {
@@ -83,19 +100,48 @@ function decide(command: SubmissionCommand, state: SubmissionState): SubmissionE
         },
       ];
     }
+    case 'freezeExternalPricing': {
+      const submission = ownedBy(state, command.organizationId);
+      const incoming = command.externalPricing;
+      if (incoming.configHash !== submission.configHash) throw new ExternalPricingForAnotherConfiguration(submission.configHash!);
+      // Last write wins by arrival at the session: a late replay of an older answer changes nothing.
+      const current = submission.externalPricing;
+      if (current && (samePricing(current, incoming) || incoming.receivedAt < current.receivedAt)) return [];
+      return [
+        {
+          type: 'submission.v1.externalPricingFrozen',
+          data: { organizationId: submission.organizationId, submissionId: submission.submissionId, externalPricing: incoming, at: command.at },
+        },
+      ];
+    }
+    case 'requestAutofill': {
+      const submission = ownedBy(state, command.organizationId);
+      return [{ type: 'submission.v1.autofillRequested', data: { organizationId: submission.organizationId, submissionId: submission.submissionId, at: command.at } }];
+    }
   }
 }
 
 function evolve(state: SubmissionState, event: SubmissionEvent): SubmissionState {
   switch (event.type) {
     case 'submission.v1.created':
-      return { ...initialState(), exists: true, submissionId: event.data.submissionId, organizationId: event.data.organizationId };
+      return {
+        ...initialState(),
+        exists: true,
+        submissionId: event.data.submissionId,
+        organizationId: event.data.organizationId,
+        configHash: event.data.configHash,
+        externalPricing: event.data.externalPricing,
+      };
     case 'submission.v1.statusChanged':
       return { ...state, status: event.data.to };
     case 'submission.v1.quoteRecorded':
       return { ...state, quoteIds: [...state.quoteIds, event.data.quoteId] };
     case 'submission.v1.externalRefChanged':
       return { ...state, externalRef: event.data.externalRef };
+    case 'submission.v1.externalPricingFrozen':
+      return { ...state, externalPricing: event.data.externalPricing };
+    case 'submission.v1.autofillRequested':
+      return state;
   }
 }
 

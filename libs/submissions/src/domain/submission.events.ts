@@ -38,7 +38,17 @@ export type SubmissionEvent =
       data: { organizationId: string; submissionId: string; from: SubmissionStatus; to: SubmissionStatus; cause: StatusChangeCause; quoteId: string | null; at: number };
     }
   | { type: 'submission.v1.quoteRecorded'; data: { organizationId: string; submissionId: string; quoteId: string; at: number } }
-  | { type: 'submission.v1.externalRefChanged'; data: { organizationId: string; submissionId: string; externalRef: string | null; at: number } };
+  | { type: 'submission.v1.externalRefChanged'; data: { organizationId: string; submissionId: string; externalRef: string | null; at: number } }
+  | {
+      /** a live-pricing answer for the submitted configuration, arrived after submit (api-v1 session lifecycle) */
+      type: 'submission.v1.externalPricingFrozen';
+      data: { organizationId: string; submissionId: string; externalPricing: FrozenPricing; at: number };
+    }
+  | {
+      /** an organization user asked for a live price to auto-fill a quote (decisions §4): live pricing sends `pricing.calculated` */
+      type: 'submission.v1.autofillRequested';
+      data: { organizationId: string; submissionId: string; at: number };
+    };
 
 export type SubmissionCreatedData = Extract<SubmissionEvent, { type: 'submission.v1.created' }>['data'];
 

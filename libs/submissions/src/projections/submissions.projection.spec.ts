@@ -41,4 +41,11 @@ describe('submissions projection', () => {
     for (const [i, event] of events.entries()) expect(await applyEvent(store, submissionsProjection, recorded(event, i + 1))).toBe(0);
     expect(await store.get(SUBMISSIONS, 'sub_1')).toEqual(once);
   });
+  it('given a late live price, then it becomes the external pricing; an auto-fill request changes nothing shown', async () => {
+    const externalPricing = { configHash: createdData.configHash, lineItems: [], subtotal: 900, receivedAt: 3_500 };
+    await applyEvent(store, submissionsProjection, recorded(events[0], 1));
+    await applyEvent(store, submissionsProjection, recorded({ type: 'submission.v1.externalPricingFrozen', data: { ...ids, externalPricing, at: 3_600 } }, 2));
+    await applyEvent(store, submissionsProjection, recorded({ type: 'submission.v1.autofillRequested', data: { ...ids, at: 4_000 } }, 3));
+    expect(await store.get<SubmissionDocument>(SUBMISSIONS, 'sub_1')).toMatchObject({ externalPricing, updatedAt: 3_600 });
+  });
 });

@@ -77,6 +77,8 @@ export const submissionsProjection: Projection = {
       } satisfies SubmissionDocument);
       return;
     }
+    // A request for a live price changes nothing the submission shows.
+    if (event.type === 'submission.v1.autofillRequested') return;
     const submission = await context.get<SubmissionDocument>('submissions', event.data.submissionId);
     if (!submission) return;
     const next: SubmissionDocument = { ...submission, updatedAt: event.data.at };
@@ -89,6 +91,9 @@ export const submissionsProjection: Projection = {
         break;
       case 'submission.v1.externalRefChanged':
         next.externalRef = event.data.externalRef;
+        break;
+      case 'submission.v1.externalPricingFrozen':
+        next.externalPricing = event.data.externalPricing;
         break;
     }
     context.put('submissions', next);

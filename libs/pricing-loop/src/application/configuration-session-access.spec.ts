@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import type { CommandBus } from '@nestjs/cqrs';
+import type { AggregateRepository } from '@lib/event-sourcing';
+import type { OrganizationDirectory } from '@lib/organizations';
+import type { ReadStore } from '@lib/read-store';
+import { RecordSessionAdjustment, type SessionReader } from '@lib/sessions';
+import { ManualClock, type AppConfig } from '@lib/shared';
+import { FreezeExternalPricing } from '@lib/submissions';
+import { CapabilityTokens, hashCapabilityToken } from '../domain/capability-token';
+import { PRICING_DELIVERIES, PRICING_GRANTS, type PricingGrantDocument } from '../projections/pricing-grants.projection';
+import { ConfigurationSessionAccess } from './configuration-session-access';
+
+const CURRENT = `sha256:${'c'.repeat(64)}`;
+const STALE = `sha256:${'5'.repeat(64)}`;
+const ISSUED = 1_000_000;
+const WINDOW = 600_000;
+const IDLE_TTL = 86_400_000;
+
+type TokenFact = 'valid' | 'malformed' | 'unknown' | 'forged' | 'superseded';
+interface Facts {
+  token: TokenFact;
+  livePricing: boolean;
+  sessionExpired: boolean;
+  windowOver: boolean;
+  bodyValid: boolean;
+  hash: 'current' | 'stale';
+  context?: 'configuration' | 'submission' | 'autofill';
+}
+
+const allFail: Omit<Facts, 'token'> = { livePricing: false, sessionExpired: true, windowOver: true, bodyValid: false, hash: 'stale' };
+
+/** The service with in-memory stand-ins for the read model, organizations, the session and the command bus. */
+function arrange(facts: Facts) {
+  const tokens = new CapabilityTokens(randomBytes(32));
+  const issued = tokens.derive('evt_1', 1);
+  const grant: PricingGrantDocument = {
+    id: hashCapabilityToken(issued),
+    organizationId: 'org_a',
+    sessionId: 'ses_1',
+    configHash: facts.hash === 'current' ? CURRENT : STALE,
+    context: facts.context ?? 'configuration',
+    submissionId: facts.context && facts.context !== 'configuration' ? 'sub_1' : null,
+    deliveryId: 'evt_1',
+    generation: 1,
+    issuedAt: ISSUED,
+    expiresAt: ISSUED + WINDOW,
+  };
+  const grants = new Map<string, PricingGrantDocument>();
+  let presented = issued;
+  switch (facts.token) {
+    case 'valid':
+    case 'superseded':
+      grants.set(grant.id, grant);
+      break;
+    case 'malformed':
+      presented = 'pct_not-a-token';
+      break;
+    case 'unknown':
+      presented = tokens.derive('evt_unknown', 1);
+      break;
+    case 'forged': {
+      // recorded, but not what this service's key derives (e.g. written under another key)
+      presented = new CapabilityTokens(randomBytes(32)).derive('evt_1', 1);
+      grants.set(hashCapabilityToken(presented), { ...grant, id: hashCapabilityToken(presented) });
+      break;
+    }
+  }
+  const deliveries = new Map([['evt_1', { id: 'evt_1', generation: facts.token === 'superseded' ? 2 : 1 }]]);
+  const reads = { get: async (collection: string, id: string) => (collection === PRICING_GRANTS ? grants.get(id) : collection === PRICING_DELIVERIES ? deliveries.get(id) : null) ?? null };
+  const organizations = { get: async () => ({ currency: 'EUR', settings: { externalPricingEnabled: facts.livePricing } }) };
+  const clock = new ManualClock(facts.windowOver ? ISSUED + WINDOW + 1 : ISSUED + WINDOW);
+  const session = { exists: true, status: 'active', configHash: CURRENT, lastActivityAt: facts.sessionExpired ? clock.now() - IDLE_TTL - 1 : clock.now() - 1_000 };
+  const repository = { load: async () => ({ state: session, revision: 3 }) };
+  const commands = { execute: jest.fn(async () => ({ isCurrentConfiguration: true })) };
+  const sessions = { sessionObject: async () => ({ sessionId: 'ses_1' }) };
+  const access = new ConfigurationSessionAccess(
+    reads as unknown as ReadStore,
+    tokens,
+    organizations as unknown as OrganizationDirectory,
+    repository as unknown as AggregateRepository,
+    sessions as unknown as SessionReader,
+    commands as unknown as CommandBus,
+    clock,
+    { sessionIdleTtlMs: IDLE_TTL } as AppConfig,
+  );
+  const body = facts.bodyValid
+    ? { configHash: facts.hash === 'current' ? CURRENT : STALE, lineItems: [{ description: 'Window', quantity: 1, unitPrice: 100, total: 1 }] }
+    : { configHash: CURRENT, lineItems: [{ description: 'Window', quantity: 0, unitPrice: 100 }] };
+  return { access, token: presented, body, commands };
+}
+
+async function outcome(facts: Facts): Promise<{ code: string; executed: number }> {
+  const { access, token, body, commands } = arrange(facts);
+  try {
+    await access.writeAdjustment(token, body);
+    return { code: 'applied', executed: commands.execute.mock.calls.length };
+  } catch (error) {
+    return { code: (error as { code?: string }).code ?? String(error), executed: commands.execute.mock.calls.length };
+  }
+}
+
+describe('PUT adjustments: decisions §8 checks, first failing one wins', () => {
+  it.each<[string, Facts, string]>([
+    ['malformed token, everything else wrong too', { token: 'malformed', ...allFail }, 'unauthorized'],
+    ['unknown token', { token: 'unknown', ...allFail }, 'unauthorized'],
+    ['forged token (recorded, but not derived by this key)', { token: 'forged', ...allFail }, 'unauthorized'],
+    ['token superseded by a redelivery', { token: 'superseded', ...allFail }, 'unauthorized'],
+    ['valid token, live pricing off, everything after wrong too', { token: 'valid', ...allFail }, 'forbidden_plan'],
+    ['live pricing on, session expired, window over, bad body, stale hash', { token: 'valid', ...allFail, livePricing: true }, 'session_expired'],
+    ['session active, window over, bad body, stale hash', { token: 'valid', ...allFail, livePricing: true, sessionExpired: false }, 'window_expired'],
+    ['window open, bad body, stale hash', { token: 'valid', livePricing: true, sessionExpired: false, windowOver: false, bodyValid: false, hash: 'stale' }, 'validation_error'],
+    ['valid body for a stale hash', { token: 'valid', livePricing: true, sessionExpired: false, windowOver: false, bodyValid: true, hash: 'stale' }, 'stale_config_hash'],
+    ['everything in order (on the last millisecond of the window)', { token: 'valid', livePricing: true, sessionExpired: false, windowOver: false, bodyValid: true, hash: 'current' }, 'applied'],
+    ['autofill: the session idling out does not matter, the window does', { token: 'valid', ...allFail, livePricing: true, context: 'autofill' }, 'window_expired'],
+    ['autofill: everything in order on an expired session', { token: 'valid', livePricing: true, sessionExpired: true, windowOver: false, bodyValid: true, hash: 'current', context: 'autofill' }, 'applied'],
+  ])('%s → %s', async (_, facts, expected) => {
+    const { code, executed } = await outcome(facts);
+    expect(code).toBe(expected);
+    expect(executed).toBe(expected === 'applied' ? 1 : 0);
+  });
+
+  it('records a session answer on the session, and an autofill answer on the submission', async () => {
+    const session = arrange({ token: 'valid', livePricing: true, sessionExpired: false, windowOver: false, bodyValid: true, hash: 'current' });
+    await expect(session.access.writeAdjustment(session.token, session.body)).resolves.toEqual({ applied: true, isCurrentConfiguration: true });
+    const [[recorded]] = session.commands.execute.mock.calls as unknown as [[RecordSessionAdjustment]];
+    expect(recorded).toBeInstanceOf(RecordSessionAdjustment);
+    expect(recorded).toMatchObject({ sessionId: 'ses_1', configHash: CURRENT, lineItems: [{ description: 'Window', quantity: 1, unitPrice: 100 }], actor: 'pricing:evt_1' });
+
+    const autofill = arrange({ token: 'valid', livePricing: true, sessionExpired: false, windowOver: false, bodyValid: true, hash: 'current', context: 'autofill' });
+    await autofill.access.writeAdjustment(autofill.token, autofill.body);
+    const [[frozen]] = autofill.commands.execute.mock.calls as unknown as [[FreezeExternalPricing]];
+    expect(frozen).toBeInstanceOf(FreezeExternalPricing);
+    expect(frozen).toMatchObject({ submissionId: 'sub_1', externalPricing: { configHash: CURRENT, subtotal: 100, lineItems: [{ total: 100 }] } });
+  });
+
+  it.each<[string, Facts, string]>([
+    ['reads need a valid token', { token: 'superseded', ...allFail }, 'unauthorized'],
+    ['and live pricing', { token: 'valid', ...allFail }, 'forbidden_plan'],
+    ['an expired session still reads, within the window', { token: 'valid', ...allFail, livePricing: true, windowOver: false }, 'read'],
+    ['but not after the window', { token: 'valid', ...allFail, livePricing: true }, 'window_expired'],
+  ])('GET: %s → %s', async (_, facts, expected) => {
+    const { access, token } = arrange(facts);
+    const code = await access.read(token).then(
+      () => 'read',
+      (error: { code: string }) => error.code,
+    );
+    expect(code).toBe(expected);
+  });
+});

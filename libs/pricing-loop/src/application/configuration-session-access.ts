@@ -1,0 +1,94 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { AggregateRepository } from '@lib/event-sourcing';
+import { OrganizationDirectory } from '@lib/organizations';
+import { ReadStore } from '@lib/read-store';
+import { isIdleExpired, loadSession, RecordSessionAdjustment, SessionExpired, SessionReader, StaleConfigHash, type RecordedAdjustment, type SessionObject } from '@lib/sessions';
+import { APP_CONFIG, Clock, ForbiddenPlan, type AppConfig } from '@lib/shared';
+import { FreezeExternalPricing, priceExternalLineItems } from '@lib/submissions';
+import { CapabilityTokens, hashCapabilityToken, isWellFormedCapabilityToken } from '../domain/capability-token';
+import { InvalidCapabilityToken, WindowExpired } from '../domain/pricing.errors';
+import { parseAdjustmentsBody } from '../http/adjustment.dto';
+import { PRICING_DELIVERIES, PRICING_GRANTS, type PricingDeliveryDocument, type PricingGrantDocument } from '../projections/pricing-grants.projection';
+
+export interface AdjustmentApplied {
+  applied: true;
+  isCurrentConfiguration: boolean;
+}
+
+/**
+ * The configuration-session endpoints behind a capability URL, with the checks of decisions §8
+ * in exactly this order:
+ *   1. token unknown, forged, malformed, or superseded by a redelivery → 401 `unauthorized`
+ *   2. the organization's `externalPricingEnabled` is false            → 403 `forbidden_plan`
+ *   3. the session has expired                                         → 410 `session_expired`
+ *   4. the token's write window is over                                → 403 `window_expired`
+ *   5. the body is invalid                                             → 422 `validation_error`
+ *   6. the body's configHash is not the session's current one         → 409 `stale_config_hash`
+ * A read (GET) makes checks 1, 2 and 4: an expired session still reads, with status `expired`.
+ * An `autofill` token answers for a submission, which never idles out, so check 3 does not apply.
+ */
+@Injectable()
+export class ConfigurationSessionAccess {
+  constructor(
+    private readonly reads: ReadStore,
+    private readonly tokens: CapabilityTokens,
+    private readonly organizations: OrganizationDirectory,
+    private readonly repository: AggregateRepository,
+    private readonly sessions: SessionReader,
+    private readonly commands: CommandBus,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async read(token: string): Promise<SessionObject> {
+    const grant = await this.grantOf(token);
+    await this.assertLivePricing(grant);
+    this.assertWindowOpen(grant);
+    return this.sessions.sessionObject(grant.sessionId);
+  }
+
+  async writeAdjustment(token: string, body: unknown): Promise<AdjustmentApplied> {
+    const grant = await this.grantOf(token);
+    const { currency } = await this.assertLivePricing(grant);
+    const session = grant.context === 'autofill' ? null : await loadSession(this.repository, grant.sessionId);
+    if (session && isIdleExpired(session.lastActivityAt, this.clock.now(), this.config.sessionIdleTtlMs)) throw new SessionExpired();
+    this.assertWindowOpen(grant);
+    const { configHash, lineItems } = await parseAdjustmentsBody(body);
+    // A token prices the one configuration it was issued for; the submission's is final.
+    const current = session ? session.configHash : grant.configHash;
+    if (configHash !== grant.configHash || configHash !== current) throw new StaleConfigHash(current);
+
+    const actor = `pricing:${grant.deliveryId}`;
+    if (session) {
+      // Checks 3 and 6 are made again, atomically, by the session when the write is recorded.
+      const recorded = await this.commands.execute<RecordSessionAdjustment, RecordedAdjustment>(new RecordSessionAdjustment(grant.sessionId, configHash, lineItems, actor));
+      return { applied: true, isCurrentConfiguration: recorded.isCurrentConfiguration };
+    }
+    const pricing = { configHash, ...priceExternalLineItems(lineItems, currency), receivedAt: this.clock.now() };
+    await this.commands.execute(new FreezeExternalPricing(grant.organizationId, grant.submissionId!, pricing, actor));
+    return { applied: true, isCurrentConfiguration: true };
+  }
+
+  /** Check 1. The token is looked up by its hash and must also be what the current key derives. */
+  private async grantOf(token: string): Promise<PricingGrantDocument> {
+    if (!isWellFormedCapabilityToken(token)) throw new InvalidCapabilityToken();
+    const grant = await this.reads.get<PricingGrantDocument>(PRICING_GRANTS, hashCapabilityToken(token));
+    if (!grant || !this.tokens.matches(token, grant.deliveryId, grant.generation)) throw new InvalidCapabilityToken();
+    const delivery = await this.reads.get<PricingDeliveryDocument>(PRICING_DELIVERIES, grant.deliveryId);
+    if (delivery && delivery.generation > grant.generation) throw new InvalidCapabilityToken();
+    return grant;
+  }
+
+  /** Check 2. */
+  private async assertLivePricing(grant: PricingGrantDocument) {
+    const organization = await this.organizations.get(grant.organizationId);
+    if (!organization.settings.externalPricingEnabled) throw new ForbiddenPlan('Live pricing (externalPricingEnabled) is off for this organization.');
+    return organization;
+  }
+
+  /** Check 4: the window is open up to and including `expiresAt`. */
+  private assertWindowOpen(grant: PricingGrantDocument): void {
+    if (this.clock.now() > grant.expiresAt) throw new WindowExpired(grant.expiresAt);
+  }
+}

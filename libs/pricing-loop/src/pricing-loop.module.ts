@@ -1,0 +1,42 @@
+import { Module } from '@nestjs/common';
+import { OrganizationsModule } from '@lib/organizations';
+import { ProjectionRegistry } from '@lib/runtime';
+import { SessionsModule } from '@lib/sessions';
+import { APP_CONFIG, type AppConfig } from '@lib/shared';
+import { PayloadFinalizerRegistry, WebhookSourceRegistry } from '@lib/webhooks';
+import { ConfigurationSessionAccess } from './application/configuration-session-access';
+import { PricingCallbackFinalizer } from './application/pricing-callback.finalizer';
+import { loadPricingTokenKey } from './application/pricing-token-key';
+import { PricingWebhookSource } from './application/pricing-webhook.source';
+import { CapabilityTokens } from './domain/capability-token';
+import { ConfigurationSessionsController } from './http/configuration-sessions.controller';
+import { pricingGrantsProjection } from './projections/pricing-grants.projection';
+
+/**
+ * The live-pricing loop (api-v1 pricing.calculated, decisions §8): the webhook source and the
+ * callback finalizer the outbox runs, the capability-token grants projection, and the
+ * configuration-session endpoints the external system answers through.
+ */
+@Module({
+  imports: [OrganizationsModule, SessionsModule],
+  controllers: [ConfigurationSessionsController],
+  providers: [
+    { provide: CapabilityTokens, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new CapabilityTokens(loadPricingTokenKey(process.env, config.dataDir)) },
+    ConfigurationSessionAccess,
+    PricingWebhookSource,
+    PricingCallbackFinalizer,
+  ],
+})
+export class PricingLoopModule {
+  constructor(
+    projections: ProjectionRegistry,
+    sources: WebhookSourceRegistry,
+    finalizers: PayloadFinalizerRegistry,
+    source: PricingWebhookSource,
+    finalizer: PricingCallbackFinalizer,
+  ) {
+    projections.register(pricingGrantsProjection);
+    sources.register(source);
+    finalizers.register(finalizer);
+  }
+}

@@ -1,0 +1,43 @@
+import type { OutgoingHttpHeaders } from 'node:http';
+import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiErrors, bearerToken } from '@lib/http';
+import { SessionReader } from '../application/session-reader';
+import { SessionEventStreams } from '../live/session-event-streams';
+
+/**
+ * decisions §6: the customer's live view of the session. EventSource cannot send headers, so the
+ * customer token may come as `?token=` here (and only here).
+ */
+@ApiTags('storefront')
+@ApiBearerAuth('customerToken')
+@Controller('storefront/v1/sessions/:sessionId/stream')
+export class SessionStreamController {
+  constructor(
+    private readonly sessions: SessionReader,
+    private readonly streams: SessionEventStreams,
+  ) {}
+
+  @Get()
+  @ApiOperation({
+    summary: 'Follow the session live (Server-Sent Events)',
+    description:
+      '`event: session` with the session object (as GET /storefront/v1/sessions/{sessionId}) at once and after every change: configuration, external price, submit, the end of the live-pricing wait, expiry. Comment lines are heartbeats.',
+  })
+  @ApiProduces('text/event-stream')
+  @ApiQuery({ name: 'token', required: false, description: 'The customer token, for clients that cannot send `Authorization` (EventSource)' })
+  @ApiOkResponse({ description: 'A text/event-stream that stays open', content: { 'text/event-stream': { schema: { type: 'string' } } } })
+  @ApiErrors('unauthorized')
+  async stream(
+    @Param('sessionId') sessionId: string,
+    @Query('token') queryToken: string | undefined,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    await this.sessions.authorize(sessionId, bearerToken(request) ?? (typeof queryToken === 'string' ? queryToken : null));
+    // From here on the response is ours: Fastify must neither send nor time it out.
+    reply.hijack();
+    await this.streams.serve(sessionId, reply.raw, reply.getHeaders() as OutgoingHttpHeaders);
+  }
+}

@@ -1,0 +1,125 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { ReadYourWrites } from '@lib/event-sourcing';
+import { Clock, NotFound } from '@lib/shared';
+import { SessionReader } from '../application/session-reader';
+import { SessionChangeFeed } from './session-change-feed';
+
+/** A comment line this often keeps proxies and browsers from closing an idle stream. */
+export const HEARTBEAT_MS = 15_000;
+/** Longest timer Node accepts; later moments are re-scheduled when it fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * One customer's Server-Sent Events stream (decisions §6): `event: session` with the storefront
+ * session object now and whenever it changes — by an event of the session (configuration,
+ * adjustment, submit) or by time alone (the live-pricing wait ends, the session expires).
+ * Pushes run one after another and an unchanged object is not sent again.
+ */
+class SessionEventStream {
+  private readonly logger = new Logger('SessionStream');
+  private last: string | null = null;
+  private pending: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private unwatch: (() => void) | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly response: ServerResponse,
+    private readonly reader: SessionReader,
+    private readonly readYourWrites: ReadYourWrites,
+    private readonly clock: Clock,
+    private readonly onClosed: () => void,
+  ) {}
+
+  async start(feed: SessionChangeFeed, headers: OutgoingHttpHeaders): Promise<void> {
+    this.response.on('close', () => this.close());
+    this.response.writeHead(200, {
+      ...headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    this.write('retry: 2000\n\n');
+    try {
+      // Watch first, then read: a change landing in between is pushed, never missed.
+      this.unwatch = await feed.watch(this.sessionId, (position) => this.refresh(position));
+    } catch (error) {
+      this.logger.error(`cannot follow session changes: ${String(error)}`);
+      this.close();
+      return;
+    }
+    if (this.closed) return this.unwatch();
+    this.heartbeat = setInterval(() => this.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    this.refresh(0);
+  }
+
+  /** `position`: the log position of the event that changed the session (0: nothing to wait for). */
+  private refresh(position: number): void {
+    this.pending = this.pending.then(() => this.push(position)).catch((error) => {
+      if (error instanceof NotFound) return this.close();
+      this.logger.warn(`could not push session ${this.sessionId}: ${String(error)}`);
+    });
+  }
+
+  private async push(position: number): Promise<void> {
+    if (this.closed) return;
+    // The read model may be a moment behind the event; a lagging read side still pushes what it has.
+    if (position > 0) await this.readYourWrites.waitFor(position).catch(() => undefined);
+    const { session, changesAt } = await this.reader.watchable(this.sessionId);
+    const json = JSON.stringify(session);
+    if (json !== this.last) {
+      this.last = json;
+      this.write(`event: session\ndata: ${json}\n\n`);
+    }
+    this.schedule(changesAt);
+  }
+
+  private schedule(changesAt: number | null): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (changesAt === null || this.closed) return;
+    this.timer = setTimeout(() => this.refresh(0), Math.min(Math.max(changesAt - this.clock.now(), 0), MAX_TIMER_MS));
+  }
+
+  private write(chunk: string): void {
+    if (!this.closed && !this.response.writableEnded) this.response.write(chunk);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unwatch?.();
+    if (this.timer) clearTimeout(this.timer);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (!this.response.writableEnded) this.response.end();
+    this.onClosed();
+  }
+}
+
+/** The open session streams of this process; each ends when its client leaves or the process stops. */
+@Injectable()
+export class SessionEventStreams implements OnModuleDestroy {
+  private readonly open = new Set<SessionEventStream>();
+
+  constructor(
+    private readonly feed: SessionChangeFeed,
+    private readonly reader: SessionReader,
+    private readonly readYourWrites: ReadYourWrites,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Serves the stream on a response the caller has taken over from the framework; never throws. */
+  async serve(sessionId: string, response: ServerResponse, headers: OutgoingHttpHeaders): Promise<void> {
+    const stream: SessionEventStream = new SessionEventStream(sessionId, response, this.reader, this.readYourWrites, this.clock, () => this.open.delete(stream));
+    this.open.add(stream);
+    await stream.start(this.feed, headers);
+  }
+
+  onModuleDestroy(): void {
+    for (const stream of [...this.open]) stream.close();
+  }
+}

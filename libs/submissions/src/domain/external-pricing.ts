@@ -1,0 +1,34 @@
+import { computeTotals, lineTotal, stripHtml, toMoneyNumber } from '@lib/shared';
+import type { PricedLineItem, PricingBreakdown } from './submission.types';
+
+/** One line of an external breakdown as the external system sends it (api-v1 adjustment line item), validated at the edge. */
+export interface ExternalLineInput {
+  description: string;
+  quantity: number;
+  unitPrice: number;
+  itemType?: string;
+  itemKey?: string;
+  sortOffset?: number;
+  externalRef?: string;
+}
+
+/**
+ * An external breakdown as it is stored and shown: plain-text descriptions, `other` where no item
+ * type was given, and line totals and subtotal computed here in decimal (api-v1: the subtotal is
+ * computed server-side), rounded to the currency's minor unit.
+ */
+export function priceExternalLineItems(items: readonly ExternalLineInput[], currency: string): PricingBreakdown {
+  const lineItems = items.map(
+    ({ description, quantity, unitPrice, itemType, itemKey, sortOffset, externalRef }): PricedLineItem => ({
+      description: stripHtml(description),
+      quantity,
+      unitPrice,
+      total: toMoneyNumber(lineTotal(quantity, unitPrice, currency)),
+      itemType: itemType ?? 'other',
+      ...(itemKey !== undefined && { itemKey }),
+      ...(sortOffset !== undefined && { sortOffset }),
+      ...(externalRef !== undefined && { externalRef }),
+    }),
+  );
+  return { lineItems, subtotal: computeTotals(lineItems, 0, currency).subtotal };
+}

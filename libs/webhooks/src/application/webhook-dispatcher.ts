@@ -1,0 +1,275 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
+import { afterAttempt, MAX_PAYLOAD_BYTES, type AttemptOutcome, type DeliveryRecord } from '../domain/delivery';
+import { liveSecrets, targetUrl } from '../domain/organization-profile';
+import { PayloadFinalizerRegistry } from '../registries';
+import { signatureHeaders } from '../transport/signing';
+import { WebhookSender } from '../transport/webhook-sender';
+import { WEBHOOK_DISPATCH_SETTINGS, type WebhookDispatchSettings } from '../webhook-settings';
+import { DeliverySignal } from './delivery-signal';
+import { DeliveryStore } from './delivery-store';
+import { WebhookOrganizations } from './webhook-organizations';
+
+/** How long past its timeout a `processing` attempt is presumed dead (its process crashed). */
+const LEASE_MARGIN_MS = 30_000;
+/** The longest pricing timeout an organization can set (admin API: pricingTimeoutMs ≤ 60 s). */
+const MAX_PRICING_TIMEOUT_MS = 60_000;
+/** Shortest pause between two looks at the queue when nothing was claimable (no busy loop). */
+const MIN_RESCAN_MS = 5;
+const RECOVERY_PAGE = 200;
+const WRITE_RETRIES = 3;
+
+/**
+ * Sends pending deliveries (runs in the outbox process only, WebhookDispatchModule).
+ *
+ * - Fast-path records (pricing) are claimed and sent the moment they are created or redelivered;
+ *   every other record is found by a look at the queue, which happens on creation, when the
+ *   earliest scheduled retry is due (a timer set to that moment) and at least every
+ *   pollIntervalMs (for records written by other processes).
+ * - An attempt is claimed first (`pending` → `processing`, compare-and-set), then signed with the
+ *   secrets live at that moment and sent; its outcome is recorded the same way.
+ * - At most `concurrency` attempts are in flight; stopping waits for them.
+ * - On start-up every `processing` record is returned to `pending`: its attempt died with the
+ *   previous process, may or may not have reached the receiver, and is made again (receivers
+ *   deduplicate on X-Service-Delivery). A record whose lease runs out while this process runs
+ *   is recovered the same way.
+ */
+@Injectable()
+export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('WebhookDispatcher');
+  private running = false;
+  /** claims under way plus attempts in flight */
+  private active = 0;
+  private readonly tasks = new Set<Promise<unknown>>();
+  private readonly inFlight = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = Number.POSITIVE_INFINITY;
+  private scan: Promise<void> | null = null;
+  private scanAgain = false;
+  /** the last look at the queue stopped at the concurrency limit: a finishing attempt looks again */
+  private saturated = false;
+  private lastLeaseCheck = 0;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(
+    private readonly store: DeliveryStore,
+    private readonly organizations: WebhookOrganizations,
+    private readonly finalizers: PayloadFinalizerRegistry,
+    private readonly sender: WebhookSender,
+    private readonly signal: DeliverySignal,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WEBHOOK_DISPATCH_SETTINGS) private readonly settings: WebhookDispatchSettings,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.start();
+  }
+
+  /** Before the stores close: in-flight attempts finish and record their outcome. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    const recovered = await this.recover(() => true);
+    if (recovered) this.logger.warn(`${recovered} delivery attempt(s) interrupted by the last shutdown will be made again`);
+    this.running = true;
+    this.unsubscribe = this.signal.subscribe((record) => this.onPending(record));
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    await this.scan;
+    while (this.tasks.size) await Promise.allSettled([...this.tasks]);
+    this.sender.close();
+  }
+
+  /** Looks at the queue as soon as possible. */
+  wake(): void {
+    this.wakeAt(0);
+  }
+
+  private onPending(record: DeliveryRecord): void {
+    if (!this.running) return;
+    if (record.fastPath && record.scheduledFor <= this.clock.now() && this.active < this.settings.concurrency) {
+      this.active++;
+      this.track(this.claim(record).then((claimed) => claimed && this.launch(claimed)));
+    } else {
+      this.wakeAt(record.scheduledFor);
+    }
+  }
+
+  private wakeAt(at: number): void {
+    if (!this.running) return;
+    const now = this.clock.now();
+    if (at <= now) {
+      if (this.scan) {
+        this.scanAgain = true;
+        return;
+      }
+      this.scan = this.lookAtQueue().finally(() => {
+        this.scan = null;
+        if (this.scanAgain) {
+          this.scanAgain = false;
+          this.wake();
+        }
+      });
+      return;
+    }
+    if (at >= this.timerAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.wake();
+    }, at - now);
+    this.timer.unref();
+  }
+
+  private async lookAtQueue(): Promise<void> {
+    try {
+      const now = this.clock.now();
+      if (now - this.lastLeaseCheck >= this.settings.pollIntervalMs) {
+        this.lastLeaseCheck = now;
+        const recovered = await this.recover((r) => r.leaseUntil !== null && r.leaseUntil < now && !this.inFlight.has(r.id));
+        if (recovered) this.logger.warn(`${recovered} abandoned delivery attempt(s) will be made again`);
+      }
+      this.saturated = false;
+      while (this.running) {
+        const free = this.settings.concurrency - this.active;
+        if (free <= 0) {
+          this.saturated = true;
+          break;
+        }
+        const due = (await this.store.findDue(this.clock.now(), free)).filter((r) => !this.inFlight.has(r.id));
+        if (due.length === 0) break;
+        this.active += due.length;
+        const claimed = await Promise.all(due.map((record) => this.claim(record)));
+        for (const record of claimed) if (record) this.launch(record);
+        if (due.length < free) break;
+      }
+      const next = await this.store.nextDueAt();
+      const later = this.clock.now();
+      const pollAt = later + this.settings.pollIntervalMs;
+      this.wakeAt(next === null || this.saturated ? pollAt : Math.min(pollAt, Math.max(next, later + MIN_RESCAN_MS)));
+    } catch (error) {
+      this.logger.error(`looking at the delivery queue failed; retrying: ${String(error)}`);
+      this.wakeAt(this.clock.now() + this.settings.pollIntervalMs);
+    }
+  }
+
+  /** `pending` → `processing`; null when another writer got there first. Releases the slot on failure. */
+  private async claim(record: DeliveryRecord): Promise<DeliveryRecord | null> {
+    try {
+      const now = this.clock.now();
+      const timeout = record.fastPath ? MAX_PRICING_TIMEOUT_MS : this.settings.attemptTimeoutMs;
+      const claimed = await this.store.compareAndSet(record, { ...record, status: 'processing', leaseUntil: now + timeout + LEASE_MARGIN_MS, updatedAt: now });
+      if (!claimed) this.active--;
+      return claimed;
+    } catch (error) {
+      this.active--;
+      this.logger.error(`claiming delivery ${record.id} failed: ${String(error)}`);
+      return null;
+    }
+  }
+
+  private launch(record: DeliveryRecord): void {
+    this.inFlight.add(record.id);
+    this.track(
+      this.attempt(record).finally(() => {
+        this.inFlight.delete(record.id);
+        this.active--;
+        if (this.saturated) this.wake();
+      }),
+    );
+  }
+
+  private track(task: Promise<unknown>): void {
+    const tracked = task.catch((error) => this.logger.error(`delivery task failed: ${String(error)}`)).finally(() => this.tasks.delete(tracked));
+    this.tasks.add(tracked);
+  }
+
+  private async attempt(record: DeliveryRecord): Promise<void> {
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await this.deliver(record);
+    } catch (error) {
+      this.logger.error(`delivery ${record.id} could not be attempted: ${error instanceof Error ? error.message : String(error)}`);
+      outcome = { delivered: false, error: 'internal_error', terminal: false };
+    }
+    const schedule = record.fastPath ? this.config.pricingRetryScheduleMs : this.config.webhookRetryScheduleMs;
+    const next = afterAttempt(record, outcome, this.clock.now(), schedule);
+    const stored = await this.write(record, next);
+    if (stored?.status === 'pending') this.wakeAt(stored.scheduledFor);
+  }
+
+  /** One attempt: the organization's URL and secrets as they are now, the finalized body, signed, sent. */
+  private async deliver(record: DeliveryRecord): Promise<AttemptOutcome> {
+    const organization = await this.organizations.current(record.organizationId);
+    const url = organization && targetUrl(organization, record.target);
+    if (!organization || !url) return { delivered: false, error: 'no_target_url', terminal: false };
+    const now = this.clock.now();
+    const secrets = liveSecrets(organization, now);
+    if (secrets.length === 0) return { delivered: false, error: 'no_signing_secret', terminal: false };
+    const finalizer = this.finalizers.get(record.type);
+    const payload = finalizer
+      ? await finalizer.finalize({ id: record.id, organizationId: record.organizationId, generation: record.generation, payload: structuredClone(record.payload) })
+      : record.payload;
+    const body = JSON.stringify(payload);
+    if (Buffer.byteLength(body) > MAX_PAYLOAD_BYTES) return { delivered: false, error: 'payload_too_large', terminal: true };
+    const headers = signatureHeaders({ deliveryId: record.id, eventType: record.type, timestamp: Math.floor(now / 1000), body, secrets });
+    const result = await this.sender.send({
+      url,
+      body,
+      headers,
+      timeoutMs: record.target === 'pricing' ? organization.pricingTimeoutMs : this.settings.attemptTimeoutMs,
+      allowPrivateNetworks: this.config.webhookAllowPrivateNetworks,
+    });
+    if (result.kind === 'error') return { delivered: false, error: result.error, terminal: false };
+    if (result.status >= 200 && result.status < 300) return { delivered: true };
+    return { delivered: false, error: `HTTP ${result.status}`, terminal: result.status === 410 };
+  }
+
+  /** Records an outcome; a store hiccup is retried, a lost compare-and-set is reported and left alone. */
+  private async write(current: DeliveryRecord, next: DeliveryRecord): Promise<DeliveryRecord | null> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const stored = await this.store.compareAndSet(current, next);
+        if (!stored) this.logger.warn(`delivery ${current.id} changed while it was attempted; outcome ${next.status} not recorded`);
+        return stored;
+      } catch (error) {
+        if (attempt >= WRITE_RETRIES) {
+          // The record stays `processing`; its lease expiry (or the next start) makes the attempt again.
+          this.logger.error(`recording the outcome of delivery ${current.id} failed: ${String(error)}`);
+          return null;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      }
+    }
+  }
+
+  /** Returns `processing` records matching `which` to `pending`, due now. */
+  private async recover(which: (record: DeliveryRecord) => boolean): Promise<number> {
+    let recovered = 0;
+    let after: unknown[] | undefined;
+    do {
+      const page = await this.store.findByStatus('processing', RECOVERY_PAGE, after);
+      const now = this.clock.now();
+      for (const record of page.items) {
+        if (!which(record)) continue;
+        if (await this.store.compareAndSet(record, { ...record, status: 'pending', leaseUntil: null, scheduledFor: now, updatedAt: now })) recovered++;
+      }
+      after = page.nextAfter ?? undefined;
+    } while (after);
+    return recovered;
+  }
+}

@@ -1,0 +1,101 @@
+import { afterAttempt, deliveryId, isInFlight, redelivered, retryDelay, type DeliveryRecord } from './delivery';
+
+const SCHEDULE = [0, 60_000, 300_000, 900_000];
+
+function record(overrides: Partial<DeliveryRecord> = {}): DeliveryRecord {
+  return {
+    id: 'evt_1',
+    type: 'lead.created',
+    entityType: 'lead',
+    entityId: 'lead_1',
+    status: 'processing',
+    attempts: 0,
+    maxAttempts: SCHEDULE.length,
+    lastError: null,
+    scheduledFor: 1_000,
+    deliveredAt: null,
+    createdAt: 1_000,
+    updatedAt: 1_000,
+    organizationId: 'org_1',
+    generation: 1,
+    target: 'webhook',
+    fastPath: false,
+    payload: { version: '1.0', id: 'evt_1', event: 'lead.created', eventType: 'lead.created', timestamp: '', organization: { id: 'org_1', name: 'O', slug: 'o' }, orgLocale: 'en', customerLocale: null, data: {} },
+    sourceEventId: 'e1',
+    lastAttemptAt: null,
+    leaseUntil: 50_000,
+    _rev: 2,
+    ...overrides,
+  };
+}
+
+describe('delivery records', () => {
+  describe('retryDelay', () => {
+    it('given a zero delay, then there is no jitter', () => {
+      expect(retryDelay(SCHEDULE, 0, () => 0.99)).toBe(0);
+    });
+
+    it('given the extremes of the random source, then the jitter stays within ±10 %', () => {
+      expect(retryDelay(SCHEDULE, 1, () => 0)).toBe(54_000);
+      expect(retryDelay(SCHEDULE, 1, () => 0.5)).toBe(60_000);
+      expect(retryDelay(SCHEDULE, 1, () => 0.999999)).toBe(66_000);
+    });
+
+    it('given many draws, then every delay is within ±10 % and they spread out', () => {
+      const draws = Array.from({ length: 500 }, () => retryDelay(SCHEDULE, 2));
+      for (const d of draws) {
+        expect(d).toBeGreaterThanOrEqual(270_000);
+        expect(d).toBeLessThanOrEqual(330_000);
+      }
+      expect(new Set(draws).size).toBeGreaterThan(100);
+    });
+
+    it('given an index past the schedule, then the last delay applies', () => {
+      expect(retryDelay(SCHEDULE, 10, () => 0.5)).toBe(900_000);
+    });
+  });
+
+  describe('afterAttempt', () => {
+    const half = () => 0.5;
+
+    it('given a 2xx, then delivered, with deliveredAt set once', () => {
+      const next = afterAttempt(record({ attempts: 1, lastError: 'HTTP 500' }), { delivered: true }, 70_000, SCHEDULE, half);
+      expect(next).toMatchObject({ status: 'delivered', attempts: 2, deliveredAt: 70_000, lastAttemptAt: 70_000, leaseUntil: null, lastError: 'HTTP 500' });
+      const again = afterAttempt(record({ deliveredAt: 5 }), { delivered: true }, 80_000, SCHEDULE, half);
+      expect(again.deliveredAt).toBe(5);
+    });
+
+    it('given a retryable failure with budget left, then pending again, due after the next delay of the schedule', () => {
+      const next = afterAttempt(record(), { delivered: false, error: 'HTTP 500', terminal: false }, 10_000, SCHEDULE, half);
+      expect(next).toMatchObject({ status: 'pending', attempts: 1, lastError: 'HTTP 500', scheduledFor: 70_000, leaseUntil: null });
+    });
+
+    it('given a terminal failure (410), then failed at once', () => {
+      const next = afterAttempt(record(), { delivered: false, error: 'HTTP 410', terminal: true }, 10_000, SCHEDULE, half);
+      expect(next).toMatchObject({ status: 'failed', attempts: 1, lastError: 'HTTP 410' });
+    });
+
+    it('given the last attempt of the budget fails, then failed', () => {
+      const next = afterAttempt(record({ attempts: 3 }), { delivered: false, error: 'timeout', terminal: false }, 10_000, SCHEDULE, half);
+      expect(next).toMatchObject({ status: 'failed', attempts: 4, lastError: 'timeout' });
+    });
+  });
+
+  describe('redelivered', () => {
+    it('given a failed record, then pending with a fresh budget, the next generation and the same id', () => {
+      const next = redelivered(record({ status: 'failed', attempts: 4, generation: 1, lastError: 'HTTP 500' }), 100_000, SCHEDULE, () => 0.5);
+      expect(next).toMatchObject({ id: 'evt_1', status: 'pending', attempts: 0, maxAttempts: 4, generation: 2, scheduledFor: 100_000 });
+    });
+
+    it('knows which statuses are in flight', () => {
+      expect(['pending', 'processing', 'delivered', 'failed'].map((status) => isInFlight({ status } as DeliveryRecord))).toEqual([true, true, false, false]);
+    });
+  });
+
+  it('derives the same id from the same domain event and draft, another for anything else', () => {
+    expect(deliveryId('e1', 'quote.sent', 'q1')).toBe(deliveryId('e1', 'quote.sent', 'q1'));
+    expect(deliveryId('e1', 'quote.sent', 'q1')).toMatch(/^evt_[0-9a-f]{32}$/);
+    expect(deliveryId('e2', 'quote.sent', 'q1')).not.toBe(deliveryId('e1', 'quote.sent', 'q1'));
+    expect(deliveryId('e1', 'quote.viewed', 'q1')).not.toBe(deliveryId('e1', 'quote.sent', 'q1'));
+  });
+});

@@ -1,0 +1,168 @@
+import { createHash } from 'node:crypto';
+import type { ReadDocument } from '@lib/read-store';
+
+/** Every webhook event name of decisions §9. */
+export const WEBHOOK_EVENT_TYPES = [
+  'submission.created',
+  'quote.created',
+  'quote.sent',
+  'quote.viewed',
+  'quote.accepted',
+  'quote.rejected',
+  'quote.expiring_soon',
+  'quote.expired',
+  'lead.created',
+  'pricing.calculated',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export const DELIVERY_STATUSES = ['pending', 'processing', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** Which of the organization's URLs a delivery goes to: `webhookUrl`, or `pricingWebhookUrl` (falling back to `webhookUrl`). */
+export type DeliveryTarget = 'webhook' | 'pricing';
+
+/** Payload cap of one delivery body (UTF-8 bytes of the JSON). */
+export const MAX_PAYLOAD_BYTES = 256 * 1024;
+
+export const ENVELOPE_VERSION = '1.0';
+
+/** The JSON body of a delivery (api-v1 Events envelope plus decisions §9). */
+export interface WebhookEnvelope {
+  version: typeof ENVELOPE_VERSION;
+  id: string;
+  event: string;
+  eventType: string;
+  /** ISO 8601 UTC of the domain event */
+  timestamp: string;
+  organization: { id: string; name: string; slug: string };
+  orgLocale: string;
+  customerLocale: string | null;
+  data: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/**
+ * A delivery record of the delivery log (api-v1 "Delivery record"). Kept in an outbox-owned
+ * collection, not a projection: a projection rebuild never touches it. `_rev` increases with every
+ * write and guards each write (compare-and-set), so the dispatcher, a redelivery and a start-up
+ * recovery never overwrite each other.
+ */
+export interface DeliveryRecord extends ReadDocument {
+  id: string;
+  type: string;
+  entityType: string;
+  entityId: string;
+  status: DeliveryStatus;
+  attempts: number;
+  maxAttempts: number;
+  lastError: string | null;
+  scheduledFor: number;
+  deliveredAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+  organizationId: string;
+  /** 1 on creation, +1 with every redelivery (a pricing finalizer mints a new token per generation) */
+  generation: number;
+  target: DeliveryTarget;
+  /** pricing events: dispatched the moment they are created or due, retried on PRICING_RETRY_SCHEDULE_MS */
+  fastPath: boolean;
+  /** the envelope as stored and shown by GET /events/{id}: never holds a per-attempt secret */
+  payload: WebhookEnvelope;
+  /** the domain event the delivery was derived from */
+  sourceEventId: string;
+  lastAttemptAt: number | null;
+  /** while `processing`: when the attempt is considered abandoned (its process died) */
+  leaseUntil: number | null;
+  _rev: number;
+}
+
+/** Deterministic delivery id: the same domain event and draft always give the same record. */
+export function deliveryId(domainEventId: string, type: string, entityId: string): string {
+  const digest = createHash('sha256').update(`${domainEventId}\n${type}\n${entityId}`).digest('hex');
+  return `evt_${digest.slice(0, 32)}`;
+}
+
+/**
+ * The wait before attempt number `attemptIndex + 1` (0-based index into the schedule), with
+ * ±10 % jitter so that many deliveries failing together do not retry in lockstep. A zero delay
+ * stays zero. `random` returns a number in [0, 1).
+ */
+export function retryDelay(schedule: readonly number[], attemptIndex: number, random: () => number = Math.random): number {
+  if (schedule.length === 0) return 0;
+  const base = schedule[Math.min(attemptIndex, schedule.length - 1)];
+  if (base <= 0) return 0;
+  const jitter = (random() * 2 - 1) * 0.1 * base;
+  return Math.max(0, Math.round(base + jitter));
+}
+
+/** What one attempt came to. `terminal` failures (410, payload too large) stop the retries. */
+export type AttemptOutcome = { delivered: true } | { delivered: false; error: string; terminal: boolean };
+
+/** The record after an attempt: delivered, failed (budget spent or terminal), or pending with the next attempt scheduled. */
+export function afterAttempt(
+  record: DeliveryRecord,
+  outcome: AttemptOutcome,
+  now: number,
+  schedule: readonly number[],
+  random: () => number = Math.random,
+): DeliveryRecord {
+  const attempts = record.attempts + 1;
+  const base = { ...record, attempts, lastAttemptAt: now, leaseUntil: null, updatedAt: now };
+  if (outcome.delivered) return { ...base, status: 'delivered', deliveredAt: record.deliveredAt ?? now };
+  if (outcome.terminal || attempts >= record.maxAttempts) return { ...base, status: 'failed', lastError: outcome.error };
+  return { ...base, status: 'pending', lastError: outcome.error, scheduledFor: now + retryDelay(schedule, attempts, random) };
+}
+
+/** A record already in the pipeline cannot be redelivered (409 `already_in_flight`). */
+export function isInFlight(record: Pick<DeliveryRecord, 'status'>): boolean {
+  return record.status === 'pending' || record.status === 'processing';
+}
+
+/**
+ * POST /events/{id}/redeliver: back into the normal pipeline with a fresh budget and the next
+ * generation (the id, and with it X-Service-Delivery, stays the same).
+ */
+export function redelivered(record: DeliveryRecord, now: number, schedule: readonly number[], random: () => number = Math.random): DeliveryRecord {
+  return {
+    ...record,
+    status: 'pending',
+    attempts: 0,
+    maxAttempts: Math.max(1, schedule.length),
+    generation: record.generation + 1,
+    scheduledFor: now + retryDelay(schedule, 0, random),
+    leaseUntil: null,
+    updatedAt: now,
+  };
+}
+
+/** The fields of the delivery log as the external API shows them. */
+export interface PublicDeliveryRecord {
+  id: string;
+  type: string;
+  entityType: string;
+  entityId: string;
+  status: DeliveryStatus;
+  attempts: number;
+  maxAttempts: number;
+  lastError: string | null;
+  scheduledFor: number;
+  deliveredAt: number | null;
+  createdAt: number;
+}
+
+export function toPublicDelivery(record: DeliveryRecord): PublicDeliveryRecord {
+  return {
+    id: record.id,
+    type: record.type,
+    entityType: record.entityType,
+    entityId: record.entityId,
+    status: record.status,
+    attempts: record.attempts,
+    maxAttempts: record.maxAttempts,
+    lastError: record.lastError,
+    scheduledFor: record.scheduledFor,
+    deliveredAt: record.deliveredAt,
+    createdAt: record.createdAt,
+  };
+}

@@ -1,0 +1,45 @@
+import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors, ApiKeyGuard, CurrentCaller, pageLimit, type ApiCaller, type Page } from '@lib/http';
+import type { PublicDeliveryRecord } from '../domain/delivery';
+import { WebhookDeliveries, type DeliveryWithPayload } from '../application/webhook-deliveries';
+import { DeliveryPageResponse, DeliveryRecordDetailResponse, ListEventsQuery, RedeliveredResponse } from './events.dto';
+
+/** The webhook delivery log of the calling organization (api-v1 Events). */
+@ApiTags('events')
+@ApiBearerAuth('apiKey')
+@UseGuards(ApiKeyGuard)
+@Controller('api/v1/events')
+export class EventsController {
+  constructor(private readonly deliveries: WebhookDeliveries) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List webhook deliveries, newest first', description: 'Filter by event `type` and delivery `status`; keyset-paged with `cursor`.' })
+  @ApiOkResponse({ type: DeliveryPageResponse })
+  @ApiErrors('unauthorized', 'forbidden_plan', 'validation_error')
+  list(@CurrentCaller() caller: ApiCaller, @Query() query: ListEventsQuery): Promise<Page<PublicDeliveryRecord>> {
+    return this.deliveries.list(caller.organizationId, { type: query.type, status: query.status, limit: pageLimit(query), cursor: query.cursor });
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Read a delivery with its payload', description: 'The pricing callback block (capability token) is never part of the stored or returned payload.' })
+  @ApiOkResponse({ type: DeliveryRecordDetailResponse })
+  @ApiErrors('unauthorized', 'forbidden_plan', 'not_found')
+  get(@CurrentCaller() caller: ApiCaller, @Param('id') id: string): Promise<DeliveryWithPayload> {
+    return this.deliveries.get(caller.organizationId, id);
+  }
+
+  @Post(':id/redeliver')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Send a delivered or failed event again',
+    description:
+      'Re-enqueues the delivery into the normal pipeline with a fresh retry budget and the same id (X-Service-Delivery). A redelivered `pricing.calculated` carries a new capability token and the previous one stops working. 409 `already_in_flight` while the delivery is pending or processing.',
+  })
+  @ApiOkResponse({ type: RedeliveredResponse })
+  @ApiErrors('unauthorized', 'forbidden_plan', 'read_only_key', 'not_found', 'already_in_flight')
+  async redeliver(@CurrentCaller() caller: ApiCaller, @Param('id') id: string): Promise<RedeliveredResponse> {
+    await this.deliveries.redeliver(caller.organizationId, id);
+    return { redelivered: true };
+  }
+}

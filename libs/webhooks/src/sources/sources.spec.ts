@@ -1,0 +1,110 @@
+import { SqliteEventStore, type EventData, type RecordedEvent } from '@lib/event-store';
+import { LeadWebhookSource } from './lead.source';
+import { QuoteWebhookSource } from './quote.source';
+import { SubmissionWebhookSource } from './submission.source';
+
+const subject = (status: string) => ({
+  quote: { id: 'quo_1', quoteNumber: 'Q-2026-000001', version: 2, status, total: 121, currency: 'EUR' },
+  customer: { name: 'Ada', email: 'ada@example.com' },
+  submission: { id: 'sub_1' },
+});
+const base = { organizationId: 'org_1', quoteId: 'quo_1', at: 1_000 };
+
+describe('webhook sources', () => {
+  let events: SqliteEventStore;
+  let quoteEvents: RecordedEvent[];
+
+  beforeAll(async () => {
+    events = new SqliteEventStore({ file: ':memory:' });
+    const history: EventData[] = [
+      { type: 'quote.v1.created', data: { ...base, ...subject('draft'), quoteNumber: 'Q-2026-000001', submissionId: 'sub_1', locale: 'de', lineItems: [], terms: {}, totals: {}, pricingSource: 'base', validUntil: 9 } },
+      { type: 'quote.v1.sent', data: { ...base, ...subject('sent'), recipients: ['ada@example.com'], locale: 'nl', sentAt: 2, validUntil: 9, customerUrl: 'http://localhost:3000/q/tok', tokenHash: 'h', resend: false } },
+      { type: 'quote.v1.viewed', data: { ...base, ...subject('viewed') } },
+      { type: 'quote.v1.rejected', data: { ...base, ...subject('rejected'), name: 'Ada', reason: 'Too expensive' } },
+      { type: 'quote.v1.expiringSoonNoticed', data: { ...base, ...subject('viewed'), validUntil: 9 } },
+      { type: 'quote.v1.expired', data: { ...base, ...subject('expired'), validUntil: 9 } },
+      { type: 'quote.v1.externalRefChanged', data: { ...base, externalRef: 'crm:1' } },
+    ];
+    await events.appendToStream('quote-quo_1', history, 'no_stream');
+    quoteEvents = await events.readStream('quote-quo_1');
+  });
+  afterAll(() => events.close());
+
+  describe('quotes', () => {
+    const source = () => new QuoteWebhookSource(events);
+
+    it.each([
+      [0, 'quote.created', 'de'],
+      [1, 'quote.sent', 'nl'],
+      [2, 'quote.viewed', 'nl'],
+      [3, 'quote.rejected', 'nl'],
+      [4, 'quote.expiring_soon', 'nl'],
+      [5, 'quote.expired', 'nl'],
+    ])('event %i becomes %s with the customer locale of that moment (%s)', async (index, type, locale) => {
+      const [draft] = await source().toWebhookEvents(quoteEvents[index]);
+      expect(draft).toMatchObject({ type, organizationId: 'org_1', entityType: 'quote', entityId: 'quo_1', customerLocale: locale, fastPath: false });
+      expect(draft.data).toMatchObject({ quote: { id: 'quo_1', quoteNumber: 'Q-2026-000001', version: 2, total: 121, currency: 'EUR' }, customer: { name: 'Ada', email: 'ada@example.com' }, submission: { id: 'sub_1' } });
+    });
+
+    it('adds the line items to quote.created, the customer link to quote.sent and the reason to quote.rejected', async () => {
+      const [created] = await source().toWebhookEvents(quoteEvents[0]);
+      expect(created.data.lineItems).toEqual([]);
+      const [sent] = await source().toWebhookEvents(quoteEvents[1]);
+      expect((sent.data.quote as any).customerUrl).toBe('http://localhost:3000/q/tok');
+      const [rejected] = await source().toWebhookEvents(quoteEvents[3]);
+      expect(rejected.data).toMatchObject({ quote: { status: 'rejected' }, rejection: { name: 'Ada', reason: 'Too expensive' } });
+    });
+
+    it('ignores quote events that are not webhooks', async () => {
+      expect(await source().toWebhookEvents(quoteEvents[6])).toEqual([]);
+    });
+
+    it('is deterministic: the same event gives the same draft after later events', async () => {
+      expect(await source().toWebhookEvents(quoteEvents[2])).toEqual(await source().toWebhookEvents(quoteEvents[2]));
+    });
+  });
+
+  describe('submissions', () => {
+    const created = (externalPricing: unknown) =>
+      ({
+        id: 'e1', streamId: 'submission-sub_1', type: 'submission.v1.created', revision: 0, position: 1, recordedAt: 5, metadata: {},
+        data: {
+          organizationId: 'org_1', submissionId: 'sub_1', sessionId: 'ses_1', templateId: 'tpl_1', templateName: 'Tilt-turn', templateSlug: 'tilt-turn',
+          customer: { name: 'Ada', email: 'ada@example.com', phone: null, companyName: 'AE Ltd', address: 'x', postalCode: null, city: null, country: null },
+          configuration: { width: 1200, height: 1400, unitAmount: 1, components: [{}, {}, {}], options: [], insideColorId: null, outsideColorId: null, notes: '', section: null },
+          configHash: 'sha256:1', resolvedConfiguration: {}, basePricing: { lineItems: [{ description: 'Frame' }], subtotal: 500 },
+          externalPricing, locale: 'en', origin: 'storefront', at: 4,
+        },
+      }) as unknown as RecordedEvent;
+
+    it('given base pricing only, then source base with its subtotal and no line items', async () => {
+      const [draft] = await new SubmissionWebhookSource().toWebhookEvents(created(null));
+      expect(draft.data).toEqual({
+        submission: { id: 'sub_1', createdAt: 4 },
+        customer: { name: 'Ada', email: 'ada@example.com', phone: null, companyName: 'AE Ltd' },
+        template: { id: 'tpl_1', name: 'Tilt-turn', slug: 'tilt-turn' },
+        configuration: { width: 1200, height: 1400, componentCount: 3 },
+        pricing: { source: 'base', subtotal: 500 },
+      });
+      expect(draft).toMatchObject({ type: 'submission.created', entityType: 'submission', entityId: 'sub_1', customerLocale: 'en' });
+    });
+
+    it('given frozen external pricing, then source external with the external items', async () => {
+      const external = { configHash: 'sha256:1', lineItems: [{ description: 'Partner price', quantity: 1, unitPrice: 450, total: 450, itemType: 'window' }], subtotal: 450, receivedAt: 3 };
+      const [draft] = await new SubmissionWebhookSource().toWebhookEvents(created(external));
+      expect(draft.data.pricing).toEqual({ source: 'external', configHash: 'sha256:1', lineItems: external.lineItems, subtotal: 450 });
+    });
+  });
+
+  it('leads: lead.created with the enquiry', async () => {
+    const event = {
+      id: 'e1', streamId: 'lead-lead_1', type: 'lead.v1.created', revision: 0, position: 1, recordedAt: 5, metadata: {},
+      data: { organizationId: 'org_1', leadId: 'lead_1', name: 'Jane', email: 'jane@example.com', phone: null, message: 'Hi', createdAt: 5 },
+    } as unknown as RecordedEvent;
+    const [draft] = await new LeadWebhookSource().toWebhookEvents(event);
+    expect(draft).toEqual({
+      type: 'lead.created', organizationId: 'org_1', entityType: 'lead', entityId: 'lead_1', customerLocale: null, fastPath: false,
+      data: { lead: { id: 'lead_1', name: 'Jane', email: 'jane@example.com', phone: null, message: 'Hi', createdAt: 5 } },
+    });
+  });
+});

@@ -1,0 +1,17 @@
+import type { AppConfig } from '@lib/shared';
+
+/** Knobs of the delivery pipeline, taken from the process configuration. */
+export interface WebhookDispatchSettings {
+  /** WEBHOOK_ATTEMPT_TIMEOUT_MS: per-attempt timeout of ordinary events (decisions §9: 10 s); pricing events use the organization's pricingTimeoutMs */
+  attemptTimeoutMs: number;
+  /** WEBHOOK_DISPATCH_CONCURRENCY: attempts in flight at once per outbox process */
+  concurrency: number;
+  /** how often the queue is looked at for work written by other processes (the dispatcher also wakes on its own writes and due times) */
+  pollIntervalMs: number;
+}
+
+export const WEBHOOK_DISPATCH_SETTINGS = Symbol('WEBHOOK_DISPATCH_SETTINGS');
+
+export function webhookDispatchSettings(config: Pick<AppConfig, 'webhookAttemptTimeoutMs' | 'webhookDispatchConcurrency'>): WebhookDispatchSettings {
+  return { attemptTimeoutMs: config.webhookAttemptTimeoutMs, concurrency: config.webhookDispatchConcurrency, pollIntervalMs: 500 };
+}

@@ -1,0 +1,71 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
+import { startPartner, withMarkup } from '../examples/pricing-partner/partner';
+import { ADMIN_TOKEN, TestApp } from './support/test-app';
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe('the reference pricing partner (examples/pricing-partner) against the service', () => {
+  let app: TestApp;
+  let partner: Server;
+  let output = '';
+
+  beforeAll(async () => {
+    // The callback URL must reach this app over HTTP, as it would in production.
+    const port = await freePort();
+    app = await TestApp.start({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
+    await app.app.listen({ port, host: '127.0.0.1' });
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((output += String(chunk)), true));
+  });
+  afterAll(async () => {
+    jest.restoreAllMocks();
+    await new Promise((resolve) => partner?.close(resolve));
+    await app.close();
+  });
+
+  it('verifies the webhook, applies its markup and answers the callback: the customer sees the partner price', async () => {
+    const org = await app.createOrganization();
+    const { body: signing } = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
+    const partnerPort = await freePort();
+    partner = startPartner({ secret: signing.secret, port: partnerPort, host: '127.0.0.1', markupPercent: 15, delayMs: 0 });
+    const enabled = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, {
+      token: ADMIN_TOKEN,
+      body: { settings: { pricingWebhookUrl: `http://127.0.0.1:${partnerPort}/webhooks`, externalPricingEnabled: true } },
+    });
+    expect(enabled.status).toBe(200);
+    const template = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/templates`, { token: ADMIN_TOKEN, body: exampleTemplateBody() });
+    const { sessionId, customerToken } = (await app.request('POST', `/storefront/v1/${org.slug}/sessions`, { body: { templateId: template.body.id } })).body;
+    const configured = (await app.request('PUT', `/storefront/v1/sessions/${sessionId}/configuration`, { token: customerToken, body: exampleConfigurationInput() })).body;
+
+    let view = configured;
+    for (let i = 0; i < 200 && view.pricing.source !== 'external'; i++) {
+      await pause(10);
+      view = (await app.request('GET', `/storefront/v1/sessions/${sessionId}`, { token: customerToken })).body;
+    }
+    expect(view.pricing.source).toBe('external');
+    expect(view.pricing.lineItems.map((i: { unitPrice: number }) => i.unitPrice)).toEqual(withMarkup(configured.basePricing.lineItems, 15).map((i) => i.unitPrice));
+    for (let i = 0; i < 100 && !/priced sha256:/.test(output); i++) await pause(10);
+    expect(output).toMatch(new RegExp(`configuration session=${sessionId}: priced sha256:`));
+    expect(output).not.toMatch(/pct_/);
+  });
+
+  it('refuses a delivery that is not signed with its secret', async () => {
+    const address = partner.address() as AddressInfo;
+    const res = await fetch(`http://127.0.0.1:${address.port}/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` },
+      body: JSON.stringify({ event: 'pricing.calculated', data: {} }),
+    });
+    expect(res.status).toBe(401);
+  });
+});

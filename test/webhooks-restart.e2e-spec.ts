@@ -1,0 +1,122 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteReadStore } from '@lib/read-store';
+import { DELIVERIES, type DeliveryRecord } from '@lib/webhooks';
+import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
+import { pause } from './quotes-fixtures';
+import { ADMIN_TOKEN, TestApp } from './support/test-app';
+
+const ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '0,100,200', WEBHOOK_ATTEMPT_TIMEOUT_MS: '1000' };
+
+/** Deliveries survive the process: an attempt cut short by a stop or a crash is made again after the restart. */
+describe('webhooks across a restart (same DATA_DIR)', () => {
+  let receiver: WebhookReceiver;
+  let dataDir: string;
+  let app: TestApp | null = null;
+
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+  });
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'webhooks-restart-'));
+  });
+  afterEach(async () => {
+    await app?.close();
+    app = null;
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  afterAll(async () => {
+    await receiver.close();
+  });
+
+  async function start(): Promise<TestApp> {
+    app = await TestApp.start(ENV, dataDir);
+    return app;
+  }
+
+  async function stop(): Promise<void> {
+    await app!.close();
+    app = null;
+  }
+
+  async function organization(path: string) {
+    const org = await app!.createOrganization({ settings: { webhookUrl: receiver.url(path) } });
+    const secret = await app!.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
+    expect(secret.status).toBe(201);
+    return org;
+  }
+
+  async function newLead(slug: string): Promise<string> {
+    const res = await app!.request('POST', `/storefront/v1/${slug}/leads`, { body: { name: 'Jane', email: 'jane@example.com', message: 'Hello' } });
+    expect(res.status).toBe(201);
+    return res.body.id;
+  }
+
+  async function delivery(apiKey: string, id: string, until: (r: any) => boolean): Promise<any> {
+    let last: any;
+    for (let waited = 0; waited < 10_000; waited += 20) {
+      last = (await app!.request('GET', `/api/v1/events/${id}`, { token: apiKey })).body;
+      if (until(last)) return last;
+      await pause(20);
+    }
+    throw new Error(`delivery ${id} did not reach the expected state; last seen ${JSON.stringify(last)}`);
+  }
+
+  it('given the app is stopped while an attempt is in flight, then the next start delivers it with the same delivery id', async () => {
+    await start();
+    const org = await organization('/restart/stopped');
+    receiver.respondWith('/restart/stopped', 'hang');
+    const leadId = await newLead(org.slug);
+    const [first] = await receiver.waitFor((r) => r.path === '/restart/stopped' && r.body?.data?.lead?.id === leadId);
+    const id = first.body.id;
+    expect((await app!.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body.status).toBe('processing');
+
+    await stop(); // waits for the in-flight attempt (it times out) and records it
+    await start();
+    const record = await delivery(org.apiKey, id, (r) => r.status === 'delivered');
+    expect(record).toMatchObject({ attempts: 2, lastError: 'timeout' });
+    const requests = receiver.requests('/restart/stopped');
+    expect(requests).toHaveLength(2);
+    expect(requests.map((r) => r.headers['x-service-delivery'])).toEqual([id, id]);
+    expect(requests[1].rawBody).toBe(requests[0].rawBody);
+  });
+
+  it('given the process died mid-attempt (record left processing), then the next start returns it to pending and delivers it', async () => {
+    await start();
+    const org = await organization('/restart/crashed');
+    const leadId = await newLead(org.slug);
+    const [first] = await receiver.waitFor((r) => r.path === '/restart/crashed' && r.body?.data?.lead?.id === leadId);
+    const id = first.body.id;
+    const delivered = await delivery(org.apiKey, id, (r) => r.status === 'delivered');
+    await stop();
+
+    // What a kill -9 during a (re)delivery attempt leaves behind: the record claimed, no outcome.
+    const store = new SqliteReadStore({ file: join(dataDir, 'read-models.db') });
+    const record = (await store.get<DeliveryRecord>(DELIVERIES, id))!;
+    const crashed: DeliveryRecord = { ...record, status: 'processing', attempts: 0, generation: 2, leaseUntil: Date.now() + 3_600_000, _rev: record._rev + 1 };
+    expect(await store.upsert([{ collection: DELIVERIES, document: crashed, guard: { field: '_rev', value: crashed._rev } }])).toBe(1);
+    await store.close();
+
+    await start();
+    const after = await delivery(org.apiKey, id, (r) => r.status === 'delivered' && r.attempts === 1);
+    expect(after.deliveredAt).toBe(delivered.deliveredAt);
+    const requests = await receiver.waitFor((r) => r.path === '/restart/crashed', 2);
+    expect(requests.map((r) => r.headers['x-service-delivery'])).toEqual([id, id]);
+  });
+
+  it('given the outbox starts again on the same log, then no delivery is created or sent twice', async () => {
+    await start();
+    const org = await organization('/restart/again');
+    const leadId = await newLead(org.slug);
+    await receiver.waitFor((r) => r.path === '/restart/again' && r.body?.data?.lead?.id === leadId);
+    await stop();
+    await start();
+    await newLead(org.slug);
+    await receiver.waitFor((r) => r.path === '/restart/again', 2);
+    await pause(200);
+    const list = await app!.request('GET', '/api/v1/events', { token: org.apiKey });
+    expect(list.body.data).toHaveLength(2);
+    expect(receiver.requests('/restart/again')).toHaveLength(2);
+  });
+});
