@@ -98,6 +98,15 @@ describe('event-sourcing core on the embedded stores', () => {
     expect(await reads.get(collectionName(counters, 'counters'), 'e')).toMatchObject({ total: 11 });
   });
 
+  it('moves its stored checkpoint past events it ignores, so gateways in other processes see it current', async () => {
+    const running = await startProjection(events, reads, counters, () => undefined);
+    await events.appendToStream('other-x', [{ type: 'other.v1.happened', data: {} }], 'no_stream');
+    const head = await events.headPosition();
+    for (let i = 0; i < 100 && (await reads.getCheckpoint(checkpointName(counters))) !== head; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await reads.getCheckpoint(checkpointName(counters))).toBe(head);
+    await running.stop();
+  });
+
   it('answers 503-style Unavailable when the read side does not catch up in time', async () => {
     readYourWrites.track(['stalled']);
     readYourWrites.timeoutMs = 30;

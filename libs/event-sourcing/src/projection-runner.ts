@@ -4,6 +4,9 @@ import type { GuardedUpsert, ReadDocument, ReadStore } from '@lib/read-store';
 import { collectionName, POSITION_FIELD, type Projection, type ProjectionContext } from './projection';
 import { upcast } from './upcasting';
 
+/** How soon the checkpoint follows events a projection skips (one write per burst, not per event). */
+const SKIPPED_CHECKPOINT_DELAY_MS = 20;
+
 export function checkpointName(projection: Pick<Projection, 'name' | 'version'>): string {
   return `projection:${projection.name}:v${projection.version}`;
 }
@@ -82,13 +85,30 @@ export async function startProjection(
   const name = checkpointName(projection);
   const start = (await store.getCheckpoint(name)) ?? 0;
   let position = start;
+  let saved = start;
   onProgress(position);
+  // Past events this projection ignores, the stored checkpoint is moved shortly afterwards in one
+  // write: gateways in other processes read it to know the projection is current.
+  let flushTimer: NodeJS.Timeout | null = null;
+  const flush = async () => {
+    flushTimer = null;
+    if (position <= saved) return;
+    const reached = position;
+    await store.saveCheckpoint(name, reached);
+    saved = Math.max(saved, reached);
+  };
   // Unfiltered on purpose: progress must advance past events this projection ignores, or a
   // write waiting for read-your-writes on such an event would wait for nothing.
   const subscription: Subscription = events.subscribeToAll({
     after: start,
     handler: async (event) => {
-      if (matches(projection.filter, event)) await applyEvent(store, projection, event, { name, position: event.position });
+      if (matches(projection.filter, event)) {
+        await applyEvent(store, projection, event, { name, position: event.position });
+        saved = event.position;
+      } else if (!flushTimer) {
+        flushTimer = setTimeout(() => void flush().catch((error) => logger.error(`could not save the checkpoint: ${String(error)}`)), SKIPPED_CHECKPOINT_DELAY_MS);
+        flushTimer.unref?.();
+      }
       position = event.position;
       onProgress(position);
     },
@@ -99,6 +119,10 @@ export async function startProjection(
     get position() {
       return position;
     },
-    stop: () => subscription.stop(),
+    stop: async () => {
+      await subscription.stop();
+      if (flushTimer) clearTimeout(flushTimer);
+      await flush();
+    },
   };
 }
