@@ -10,6 +10,7 @@ export async function createGatewayApp(config: AppConfig, options: GatewayOption
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, options), createHttpAdapter(), {
     logger: logger === false ? false : ['warn', 'error'],
     bufferLogs: false,
+    abortOnError: false,
   });
   configureHttpApplication(app, {
     limits: () => ({

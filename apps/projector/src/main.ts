@@ -15,8 +15,11 @@ class ProjectorApp {
 
 async function main(): Promise<void> {
   const { config } = prepareRuntime();
-  const app = await NestFactory.createApplicationContext(ProjectorApp.forRoot(config));
+  const app = await NestFactory.createApplicationContext(ProjectorApp.forRoot(config), { abortOnError: false });
   app.enableShutdownHooks();
 }
 
-void main();
+main().catch((error) => {
+  process.stderr.write(`start-up failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -21,7 +21,7 @@ import { pricingGrantsProjection } from './projections/pricing-grants.projection
   imports: [OrganizationsModule, SessionsModule],
   controllers: [ConfigurationSessionsController],
   providers: [
-    { provide: CapabilityTokens, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new CapabilityTokens(loadPricingTokenKey(process.env, config.dataDir)) },
+    { provide: CapabilityTokens, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new CapabilityTokens(loadPricingTokenKey({ PRICING_TOKEN_SECRET: config.pricingTokenSecret }, config.dataDir)) },
     ConfigurationSessionAccess,
     PricingWebhookSource,
     PricingCallbackFinalizer,

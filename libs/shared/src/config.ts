@@ -24,6 +24,8 @@ export interface AppConfig {
   rateLimitIpPerMin: number;
   rateLimitKeyPerMin: number;
   rateLimitCapabilityPerMin: number;
+  /** key of the pricing capability tokens; when unset a key is generated into DATA_DIR */
+  pricingTokenSecret: string | undefined;
 }
 
 /** Bad configuration stops start-up with one line naming the variable. */
@@ -62,6 +64,12 @@ function schedule(env: Env, name: string, fallback: number[]): number[] {
     throw new ConfigError(name, `must be a comma-separated list of milliseconds, got "${raw}"`);
   }
   return parts.map(Number);
+}
+
+function secret(env: Env, name: string, minLength: number): string | undefined {
+  const raw = optional(env, name);
+  if (raw !== undefined && raw.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters`);
+  return raw;
 }
 
 function optional(env: Env, name: string): string | undefined {
@@ -107,6 +115,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitIpPerMin: integer(env, 'RATE_LIMIT_IP_PER_MIN', 60),
     rateLimitKeyPerMin: integer(env, 'RATE_LIMIT_KEY_PER_MIN', 120),
     rateLimitCapabilityPerMin: integer(env, 'RATE_LIMIT_CAPABILITY_PER_MIN', 120),
+    pricingTokenSecret: secret(env, 'PRICING_TOKEN_SECRET', 32),
   };
 }
 
