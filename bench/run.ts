@@ -150,6 +150,8 @@ async function main(): Promise<void> {
   const lines = [`## Run of ${new Date().toISOString()} (embedded mode, Node ${process.version})`, ''];
   if (!only || only === 'quotes') lines.push(...(await benchQuoteList()));
   if (!only || only === 'contacts') lines.push(...(await benchContactUpserts()));
+  if (!only || only === 'pricing') lines.push(...(await (await import('./pricing-loop')).benchPricingLoop()));
+  if (!only || only === 'dispatch') lines.push(...(await (await import('./dispatch')).benchDispatch()));
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
