@@ -24,14 +24,29 @@ export interface HandleResult<State, Event> {
   position: number | null;
 }
 
+interface Folded {
+  evolve: unknown;
+  state: unknown;
+  revision: number;
+  position: number;
+}
+
+/** How many folded streams a process keeps; the least recently used are dropped first. */
+const FOLDED_CACHE_SIZE = 5_000;
+
 /**
  * Runs a command against an event-sourced aggregate: load the stream, fold it, decide, append
  * with the expected revision. A concurrent writer makes the append fail; the command is then
  * decided again on the fresh state, a few times, before it surfaces as a conflict.
+ *
+ * Folded states are cached per stream: streams only grow, so a load reads just the events after
+ * the cached revision (written by anyone, in any process) and folds them on. States are
+ * immutable values (`evolve` returns a new state), which is what makes sharing them safe.
  */
 @Injectable()
 export class AggregateRepository {
   private readonly logger = new Logger(AggregateRepository.name);
+  private readonly folded = new Map<string, Folded>();
 
   constructor(
     private readonly store: EventStore,
@@ -42,11 +57,27 @@ export class AggregateRepository {
     decider: Pick<Decider<State, never, Event>, 'initialState' | 'evolve'>,
     streamId: string,
   ): Promise<{ state: State; revision: number; position: number }> {
-    const events = await this.store.readStream(streamId);
-    let state = decider.initialState();
-    for (const event of events) state = decider.evolve(state, upcast(event) as unknown as Event);
-    const last = events[events.length - 1];
-    return { state, revision: last ? last.revision : -1, position: last ? last.position : 0 };
+    const cached = this.folded.get(streamId);
+    const start = cached && cached.evolve === decider.evolve ? cached : null;
+    let state = start ? (start.state as State) : decider.initialState();
+    let revision = start ? start.revision : -1;
+    let position = start ? start.position : 0;
+    const events = await this.store.readStream(streamId, { fromRevision: revision + 1 });
+    for (const event of events) {
+      state = decider.evolve(state, upcast(event) as unknown as Event);
+      revision = event.revision;
+      position = event.position;
+    }
+    if (revision >= 0) this.remember(streamId, { evolve: decider.evolve, state, revision, position });
+    return { state, revision, position };
+  }
+
+  private remember(streamId: string, folded: Folded): void {
+    const current = this.folded.get(streamId);
+    if (current && current.evolve === folded.evolve && current.revision > folded.revision) return;
+    this.folded.delete(streamId);
+    this.folded.set(streamId, folded);
+    if (this.folded.size > FOLDED_CACHE_SIZE) this.folded.delete(this.folded.keys().next().value as string);
   }
 
   async handle<State, Command, Event extends EventData>(
@@ -69,6 +100,7 @@ export class AggregateRepository {
       try {
         const result = await this.store.appendToStream(streamId, stored, revision === -1 ? 'no_stream' : revision);
         const next = newEvents.reduce(decider.evolve, state);
+        this.remember(streamId, { evolve: decider.evolve, state: next, revision: result.nextRevision, position: result.position });
         if (options.awaitProjections !== false) await this.readYourWrites.waitFor(result.position);
         return { state: next, newEvents, revision: result.nextRevision, position: result.position };
       } catch (error) {

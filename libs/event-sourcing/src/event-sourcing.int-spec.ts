@@ -56,6 +56,17 @@ describe('event-sourcing core on the embedded stores', () => {
     expect(await events.readStream('counter-a')).toHaveLength(2);
   });
 
+  it('folds on from its cache, including events another process appended meanwhile', async () => {
+    const elsewhere = new AggregateRepository(events, new ReadYourWrites());
+    await repository.handle(counter, 'counter-g', { type: 'increment', id: 'g', by: 1 });
+    await elsewhere.handle(counter, 'counter-g', { type: 'increment', id: 'g', by: 10 });
+    await events.appendToStream('counter-g', [{ type: 'counter.v1.incremented', data: { id: 'g', by: 100 } }], 1);
+    expect(await repository.load(counter, 'counter-g')).toMatchObject({ state: { total: 111 }, revision: 2 });
+    const result = await repository.handle(counter, 'counter-g', { type: 'increment', id: 'g', by: 1000 });
+    expect(result.state.total).toBe(1111);
+    expect((await new AggregateRepository(events, new ReadYourWrites()).load(counter, 'counter-g')).state.total).toBe(1111);
+  });
+
   it('loses no update when writers race: conflicts are decided again on fresh state', async () => {
     await Promise.all(Array.from({ length: 20 }, () => repository.handle(counter, 'counter-b', { type: 'increment', id: 'b', by: 1 }, { maxAttempts: 50 })));
     expect((await repository.load(counter, 'counter-b')).state.total).toBe(20);
