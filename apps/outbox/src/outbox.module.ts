@@ -43,8 +43,22 @@ export class OutboxModule implements OnApplicationBootstrap, OnApplicationShutdo
     this.consumer = await this.bus.consume({
       groupId: OUTBOX_GROUP,
       topics: [DOMAIN_EVENTS_TOPIC],
+      // Streams of a batch run side by side, each in its own order: reactors writing in the same
+      // turn share one transaction instead of queueing one turn per event.
       handleBatch: async (messages) => {
-        for (const message of messages) await this.dispatch(JSON.parse(message.value) as RecordedEvent);
+        const byStream = new Map<string, RecordedEvent[]>();
+        for (const message of messages) {
+          const event = JSON.parse(message.value) as RecordedEvent;
+          byStream.set(message.key, [...(byStream.get(message.key) ?? []), event]);
+        }
+        // Settle every stream before failing, so a retried batch never overlaps a running one.
+        const outcomes = await Promise.allSettled(
+          [...byStream.values()].map(async (events) => {
+            for (const event of events) await this.dispatch(event);
+          }),
+        );
+        const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+        if (failed) throw failed.reason;
       },
       onError: (error) => this.logger.error(`reactor failed; the batch will be retried: ${String(error)}`),
     });
