@@ -34,9 +34,10 @@ export class OutboxModule implements OnApplicationBootstrap, OnApplicationShutdo
     const after = (await this.reads.getCheckpoint(RELAY_CHECKPOINT)) ?? 0;
     this.relay = this.events.subscribeToAll({
       after,
-      handler: async (event) => {
-        await this.bus.publish(DOMAIN_EVENTS_TOPIC, [{ key: event.streamId, value: JSON.stringify(event) }]);
-        await this.reads.saveCheckpoint(RELAY_CHECKPOINT, event.position);
+      // A page of the log at a time: one publish and one checkpoint for all of its events.
+      handleBatch: async (events) => {
+        await this.bus.publish(DOMAIN_EVENTS_TOPIC, events.map((event) => ({ key: event.streamId, value: JSON.stringify(event) })));
+        await this.reads.saveCheckpoint(RELAY_CHECKPOINT, events[events.length - 1].position);
       },
       onError: (error) => this.logger.error(`relay failed; retrying: ${String(error)}`),
     });

@@ -4,7 +4,7 @@ import { ConcurrentModification, Unavailable } from '@lib/shared';
 import { AggregateRepository } from './aggregate-repository';
 import type { Decider } from './decider';
 import { collectionName, type Projection } from './projection';
-import { applyEvent, checkpointName, startProjection } from './projection-runner';
+import { applyEvent, applyEvents, checkpointName, startProjection, startProjections } from './projection-runner';
 import { ReadYourWrites } from './read-your-writes';
 
 type CounterEvent = EventData<'counter.v1.incremented', { id: string; by: number }>;
@@ -29,6 +29,26 @@ const counters: Projection = {
     context.put('counters', { ...doc, total: doc.total + data.by });
   },
 };
+
+/** Counts every counter event; throws on the ones `failing` names while it is set. */
+function tally(failing: { ids: Set<string> }): Projection {
+  return {
+    name: 'tally',
+    version: 1,
+    collections: { tallies: [] },
+    filter: { streamPrefixes: ['counter-'] },
+    async handle(event, context) {
+      const data = event.data as { id: string };
+      if (failing.ids.has(data.id)) throw new Error(`cannot tally ${data.id}`);
+      const doc = (await context.get<{ id: string; events: number }>('tallies', 'all')) ?? { id: 'all', events: 0 };
+      context.put('tallies', { ...doc, events: doc.events + 1 });
+    },
+  };
+}
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 250 && !(await condition()); i++) await new Promise((r) => setTimeout(r, 20));
+}
 
 describe('event-sourcing core on the embedded stores', () => {
   let events: SqliteEventStore;
@@ -116,6 +136,65 @@ describe('event-sourcing core on the embedded stores', () => {
     for (let i = 0; i < 100 && (await reads.getCheckpoint(checkpointName(counters))) !== head; i++) await new Promise((r) => setTimeout(r, 10));
     expect(await reads.getCheckpoint(checkpointName(counters))).toBe(head);
     await running.stop();
+  });
+
+  it('moves the stored checkpoints of a group past events its projections ignore', async () => {
+    const tallies = tally({ ids: new Set() });
+    const running = await startProjections(events, reads, [counters, tallies], () => undefined);
+    await events.appendToStream('other-y', [{ type: 'other.v1.happened', data: {} }], 'no_stream');
+    const head = await events.headPosition();
+    await until(async () => (await reads.getCheckpoint(checkpointName(tallies))) === head);
+    expect(await reads.getCheckpoint(checkpointName(counters))).toBe(head);
+    expect(await reads.getCheckpoint(checkpointName(tallies))).toBe(head);
+    await running.stop();
+  });
+
+  it('applies a batch like one event at a time, also over a store that already has part of it', async () => {
+    for (const by of [1, 2, 4]) await repository.handle(counter, 'counter-k', { type: 'increment', id: 'k', by }, { awaitProjections: false });
+    const history = await events.readAll({ after: 0, maxCount: 10 });
+    await applyEvent(reads, counters, history[0]);
+    await applyEvent(reads, counters, history[1]);
+
+    expect(await applyEvents(reads, counters, history, checkpointName(counters))).toBe(1);
+
+    expect(await reads.get(collectionName(counters, 'counters'), 'k')).toMatchObject({ total: 7 });
+    expect(await reads.getCheckpoint(checkpointName(counters))).toBe(history[2].position);
+    expect(await applyEvents(reads, counters, history)).toBe(0);
+  });
+
+  it('keeps several projections up to date from one reader, each with its own checkpoint', async () => {
+    const tallies = tally({ ids: new Set() });
+    readYourWrites.track([counters.name, tallies.name]);
+    const running = await startProjections(events, reads, [counters, tallies], (projection, position) => readYourWrites.report(projection.name, position));
+    await Promise.all(['h', 'i', 'h'].map((id) => repository.handle(counter, `counter-${id}`, { type: 'increment', id, by: 1 }, { maxAttempts: 20 })));
+    await running.stop();
+
+    expect(await reads.get(collectionName(counters, 'counters'), 'h')).toMatchObject({ total: 2 });
+    expect(await reads.get(collectionName(tallies, 'tallies'), 'all')).toMatchObject({ events: 3 });
+    const head = await events.headPosition();
+    expect(await reads.getCheckpoint(checkpointName(counters))).toBe(head);
+    expect(await reads.getCheckpoint(checkpointName(tallies))).toBe(head);
+  });
+
+  it('a failing projection stalls alone at the failing event and resumes where it stopped once it can apply it', async () => {
+    const failing = { ids: new Set(['bad']) };
+    const tallies = tally(failing);
+    const running = await startProjections(events, reads, [counters, tallies], () => undefined);
+    const { position: beforeBad } = await repository.handle(counter, 'counter-j', { type: 'increment', id: 'j', by: 1 }, { awaitProjections: false });
+    await repository.handle(counter, 'counter-bad', { type: 'increment', id: 'bad', by: 1 }, { awaitProjections: false });
+    await repository.handle(counter, 'counter-j', { type: 'increment', id: 'j', by: 1 }, { awaitProjections: false });
+
+    const counted = () => reads.get<{ id: string; total: number }>(collectionName(counters, 'counters'), 'j');
+    await until(async () => (await counted())?.total === 2);
+    expect(await counted()).toMatchObject({ total: 2 });
+    await until(async () => (await reads.getCheckpoint(checkpointName(tallies))) === beforeBad);
+    expect(await reads.getCheckpoint(checkpointName(tallies))).toBe(beforeBad);
+    expect(await reads.get(collectionName(tallies, 'tallies'), 'all')).toMatchObject({ events: 1 });
+
+    failing.ids.clear();
+    await until(async () => (await reads.get<{ id: string; events: number }>(collectionName(tallies, 'tallies'), 'all'))?.events === 3);
+    await running.stop();
+    expect(await reads.get(collectionName(tallies, 'tallies'), 'all')).toMatchObject({ events: 3 });
   });
 
   it('answers 503-style Unavailable when the read side does not catch up in time', async () => {

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { EventFilter, EventStore, RecordedEvent, Subscription } from '@lib/event-store';
-import type { GuardedUpsert, ReadDocument, ReadStore } from '@lib/read-store';
+import type { ReadDocument, ReadStore } from '@lib/read-store';
 import { collectionName, POSITION_FIELD, type Projection, type ProjectionContext } from './projection';
 import { upcast } from './upcasting';
 
@@ -11,47 +11,111 @@ export function checkpointName(projection: Pick<Projection, 'name' | 'version'>)
   return `projection:${projection.name}:v${projection.version}`;
 }
 
+/** A projection handler threw. The writes of the events before the failing one are committed; none after. */
+export class ProjectionFailed extends Error {
+  constructor(
+    readonly projection: string,
+    /** global position of the event the handler failed on */
+    readonly position: number,
+    /** position up to which the batch was applied and committed (0 when it failed on its first event) */
+    readonly appliedUpTo: number,
+    cause: unknown,
+  ) {
+    super(`projection ${projection} failed at position ${position}: ${String(cause)}`, { cause });
+    this.name = 'ProjectionFailed';
+  }
+}
+
+const positionOf = (document: ReadDocument): number => (document[POSITION_FIELD] as number | undefined) ?? 0;
+
 /**
- * Applies one event to a projection. Documents are read through a small write-behind cache so a
- * handler sees its own earlier writes for the same event; writes carry the event position as a
- * guard, which is what makes replays idempotent.
+ * The documents a projection reads and writes while it applies a batch of events: what it read
+ * from the store, and its newest write of each document, which later events of the batch read
+ * instead of the stored version.
  */
-export async function applyEvent(
-  store: ReadStore,
-  projection: Projection,
-  event: RecordedEvent,
-  checkpoint?: { name: string; position: number },
-): Promise<number> {
-  const pending = new Map<string, ReadDocument>();
-  const key = (collection: string, id: string) => `${collection}\u0000${id}`;
-  const context: ProjectionContext = {
-    async get<T extends ReadDocument>(collection: string, id: string) {
-      const buffered = pending.get(key(collection, id));
-      if (buffered) return buffered as T;
-      const stored = await store.get<T>(collectionName(projection, collection), id);
-      // A document that already reflects this event must not be derived from again.
-      if (stored && ((stored[POSITION_FIELD] as number | undefined) ?? 0) >= event.position) return null;
-      return stored;
-    },
-    put(collection: string, document: ReadDocument) {
-      pending.set(key(collection, document.id), { ...document, [POSITION_FIELD]: event.position });
-    },
-  };
-  await projection.handle(upcast(event), context);
-  const writes: GuardedUpsert[] = [];
-  for (const [k, document] of pending) {
-    const collection = k.slice(0, k.indexOf('\u0000'));
-    writes.push({
-      collection: collectionName(projection, collection),
+class BatchDocuments {
+  private readonly stored = new Map<string, ReadDocument | null>();
+  private readonly written = new Map<string, { collection: string; document: ReadDocument }>();
+
+  constructor(
+    private readonly store: ReadStore,
+    private readonly projection: Projection,
+  ) {}
+
+  /** The context one event's handler runs with; its writes count only once `keep()` is called. */
+  forEvent(event: RecordedEvent): { context: ProjectionContext; keep: () => void } {
+    const staged = new Map<string, { collection: string; document: ReadDocument }>();
+    const context: ProjectionContext = {
+      get: async <T extends ReadDocument>(collection: string, id: string): Promise<T | null> => {
+        const key = `${collection}\u0000${id}`;
+        const own = staged.get(key);
+        if (own) return own.document as T;
+        const stored = await this.load(collection, id, key);
+        // A document that already reflects this event must not be derived from again.
+        if (stored && positionOf(stored) >= event.position) return null;
+        const written = this.written.get(key)?.document;
+        // A write from earlier in the batch counts unless the store is ahead of it (a replay).
+        if (written && (!stored || positionOf(written) > positionOf(stored))) return written as T;
+        return stored as T | null;
+      },
+      put: (collection: string, document: ReadDocument) => {
+        staged.set(`${collection}\u0000${document.id}`, { collection, document: { ...document, [POSITION_FIELD]: event.position } });
+      },
+    };
+    return { context, keep: () => staged.forEach((write, key) => this.written.set(key, write)) };
+  }
+
+  /** Commits the kept writes, each guarded by the position of the event that wrote it, with the checkpoint. */
+  async commit(checkpoint: { name: string; position: number } | undefined): Promise<number> {
+    if (this.written.size === 0 && !checkpoint) return 0;
+    const writes = [...this.written.values()].map(({ collection, document }) => ({
+      collection: collectionName(this.projection, collection),
       document,
-      guard: { field: POSITION_FIELD, value: event.position },
-    });
+      guard: { field: POSITION_FIELD, value: positionOf(document) },
+    }));
+    this.written.clear();
+    return this.store.upsert(writes, checkpoint);
   }
-  if (writes.length === 0) {
-    if (checkpoint) await store.saveCheckpoint(checkpoint.name, checkpoint.position);
-    return 0;
+
+  private async load(collection: string, id: string, key: string): Promise<ReadDocument | null> {
+    if (!this.stored.has(key)) this.stored.set(key, await this.store.get(collectionName(this.projection, collection), id));
+    return this.stored.get(key)!;
   }
-  return store.upsert(writes, checkpoint);
+}
+
+/**
+ * Applies consecutive events of the log to a projection and commits their writes together, with
+ * the checkpoint when one is named. Writes carry their event's position as a guard, which is what
+ * makes replays idempotent. When a handler throws, the writes of the events before it are
+ * committed (the checkpoint just before it) and ProjectionFailed is thrown. Returns how many
+ * document writes applied.
+ */
+export async function applyEvents(store: ReadStore, projection: Projection, events: RecordedEvent[], checkpoint?: string): Promise<number> {
+  const documents = new BatchDocuments(store, projection);
+  const checkpointAt = (position: number) => (checkpoint && position > 0 ? { name: checkpoint, position } : undefined);
+  let matched = false;
+  let previous = 0;
+  for (const event of events) {
+    if (matches(projection.filter, event)) {
+      matched = true;
+      const { context, keep } = documents.forEvent(event);
+      try {
+        await projection.handle(upcast(event), context);
+      } catch (error) {
+        await documents.commit(checkpointAt(previous));
+        throw new ProjectionFailed(projection.name, event.position, previous, error);
+      }
+      keep();
+    }
+    previous = event.position;
+  }
+  // Nothing to write: the checkpoint moves with the next event this projection handles.
+  return matched ? documents.commit(checkpointAt(previous)) : 0;
+}
+
+/** Applies one event; see applyEvents. */
+export function applyEvent(store: ReadStore, projection: Projection, event: RecordedEvent, checkpoint?: string): Promise<number> {
+  return applyEvents(store, projection, [event], checkpoint);
 }
 
 export function matches(filter: EventFilter | undefined, event: RecordedEvent): boolean {
@@ -67,10 +131,79 @@ export interface RunningProjection {
   stop(): Promise<void>;
 }
 
+export interface RunningProjections {
+  stop(): Promise<void>;
+}
+
 /**
- * Keeps one projection up to date: subscribes to the event store after its checkpoint, applies
- * each event, saves the checkpoint beside the data, and reports progress. A failing event is
- * logged and retried by the subscription; it never stops the projector.
+ * Moves the stored checkpoints of projections past events they skip, shortly afterwards and in
+ * one write: gateways in other processes read the checkpoints to know the projections are
+ * current. A projection that writes saves its checkpoint with its data instead.
+ */
+class SkippedCheckpoints {
+  private readonly due = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly store: ReadStore,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The projection has passed `position` without anything to write. */
+  passed(name: string, position: number): void {
+    this.due.set(name, position);
+    if (this.timer) return;
+    this.timer = setTimeout(() => void this.flush(), SKIPPED_CHECKPOINT_DELAY_MS);
+    this.timer.unref();
+  }
+
+  /** The projection's checkpoint needs no moving: it was saved with its writes, or the projection left. */
+  settled(name: string): void {
+    this.due.delete(name);
+  }
+
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.due.size === 0) return;
+    const checkpoints = [...this.due].map(([name, position]) => ({ name, position }));
+    this.due.clear();
+    try {
+      await this.store.saveCheckpoints(checkpoints);
+    } catch (error) {
+      this.logger.error(`could not save the checkpoints: ${String(error)}`);
+    }
+  }
+}
+
+/**
+ * Applies the events a projection has not applied yet and records where it stands: its
+ * checkpoint is committed with its writes, or, when none of the events concern it, moved a
+ * little later with the others that skipped.
+ */
+async function catchUp(store: ReadStore, projection: Projection, events: RecordedEvent[], skipped: SkippedCheckpoints): Promise<void> {
+  const name = checkpointName(projection);
+  if (!events.some((event) => matches(projection.filter, event))) {
+    skipped.passed(name, events[events.length - 1].position);
+    return;
+  }
+  await applyEvents(store, projection, events, name);
+  skipped.settled(name);
+}
+
+/** Creates the projection's indexes and returns its checkpoint. */
+async function prepare(store: ReadStore, projection: Projection): Promise<number> {
+  for (const [collection, indexes] of Object.entries(projection.collections)) {
+    await store.ensureIndexes(collectionName(projection, collection), indexes);
+  }
+  return (await store.getCheckpoint(checkpointName(projection))) ?? 0;
+}
+
+/**
+ * Keeps one projection up to date on its own subscription (a rebuild, or a projection that failed
+ * in a group): applies each page of the log after its checkpoint, saves the checkpoint with the
+ * data, and reports progress. A failing event is logged and retried; the events before it stay
+ * applied, so the projection stalls exactly there, visibly.
  */
 export async function startProjection(
   events: EventStore,
@@ -79,38 +212,25 @@ export async function startProjection(
   onProgress: (position: number) => void,
 ): Promise<RunningProjection> {
   const logger = new Logger(`Projection:${projection.name}`);
-  for (const [collection, indexes] of Object.entries(projection.collections)) {
-    await store.ensureIndexes(collectionName(projection, collection), indexes);
-  }
-  const name = checkpointName(projection);
-  const start = (await store.getCheckpoint(name)) ?? 0;
-  let position = start;
-  let saved = start;
+  const skipped = new SkippedCheckpoints(store, logger);
+  let position = await prepare(store, projection);
   onProgress(position);
-  // Past events this projection ignores, the stored checkpoint is moved shortly afterwards in one
-  // write: gateways in other processes read it to know the projection is current.
-  let flushTimer: NodeJS.Timeout | null = null;
-  const flush = async () => {
-    flushTimer = null;
-    if (position <= saved) return;
-    const reached = position;
-    await store.saveCheckpoint(name, reached);
-    saved = Math.max(saved, reached);
+  const advance = (to: number) => {
+    position = to;
+    onProgress(to);
   };
   // Unfiltered on purpose: progress must advance past events this projection ignores, or a
   // write waiting for read-your-writes on such an event would wait for nothing.
   const subscription: Subscription = events.subscribeToAll({
-    after: start,
-    handler: async (event) => {
-      if (matches(projection.filter, event)) {
-        await applyEvent(store, projection, event, { name, position: event.position });
-        saved = event.position;
-      } else if (!flushTimer) {
-        flushTimer = setTimeout(() => void flush().catch((error) => logger.error(`could not save the checkpoint: ${String(error)}`)), SKIPPED_CHECKPOINT_DELAY_MS);
-        flushTimer.unref?.();
+    after: position,
+    handleBatch: async (batch) => {
+      try {
+        await catchUp(store, projection, batch.filter((event) => event.position > position), skipped);
+      } catch (error) {
+        if (error instanceof ProjectionFailed && error.appliedUpTo > position) advance(error.appliedUpTo);
+        throw error;
       }
-      position = event.position;
-      onProgress(position);
+      advance(batch[batch.length - 1].position);
     },
     onError: (error) => logger.error(`failed to apply an event; retrying: ${String(error)}`),
   });
@@ -121,8 +241,58 @@ export async function startProjection(
     },
     stop: async () => {
       await subscription.stop();
-      if (flushTimer) clearTimeout(flushTimer);
-      await flush();
+      await skipped.flush();
+    },
+  };
+}
+
+/**
+ * Keeps a set of projections up to date from one subscription: each page of the log is read once
+ * and handed to every projection in turn, which commits its writes for the page with its own
+ * checkpoint. The group starts at the lowest checkpoint; a projection skips what it has already
+ * applied. A projection whose handler fails leaves the group and continues on its own
+ * subscription (see startProjection), so one failure stalls that projection alone.
+ */
+export async function startProjections(
+  events: EventStore,
+  store: ReadStore,
+  projections: Projection[],
+  onProgress: (projection: Projection, position: number) => void,
+): Promise<RunningProjections> {
+  const logger = new Logger('Projections');
+  const skipped = new SkippedCheckpoints(store, logger);
+  const members = await Promise.all(projections.map(async (projection) => ({ projection, position: await prepare(store, projection) })));
+  for (const member of members) onProgress(member.projection, member.position);
+  if (members.length === 0) return { stop: async () => undefined };
+  const grouped = new Set(members);
+  const alone: RunningProjection[] = [];
+
+  const subscription = events.subscribeToAll({
+    after: Math.min(...members.map((member) => member.position)),
+    handleBatch: async (batch) => {
+      const last = batch[batch.length - 1].position;
+      for (const member of [...grouped]) {
+        if (member.position >= last) continue;
+        try {
+          await catchUp(store, member.projection, batch.filter((event) => event.position > member.position), skipped);
+        } catch (error) {
+          logger.error(`${String(error)}; ${member.projection.name} continues on its own subscription, retrying`);
+          alone.push(await startProjection(events, store, member.projection, (position) => onProgress(member.projection, position)));
+          grouped.delete(member);
+          skipped.settled(checkpointName(member.projection));
+          continue;
+        }
+        member.position = last;
+        onProgress(member.projection, last);
+      }
+    },
+    onError: (error) => logger.error(`projections failed to read the log; retrying: ${String(error)}`),
+  });
+  return {
+    stop: async () => {
+      await subscription.stop();
+      await Promise.all(alone.map((running) => running.stop()));
+      await skipped.flush();
     },
   };
 }

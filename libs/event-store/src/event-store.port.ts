@@ -60,18 +60,35 @@ export interface EventFilter {
   eventTypePrefixes?: string[];
 }
 
-export interface SubscribeOptions {
+interface SubscribeSettings {
   /** deliver events with position strictly greater than this */
   after: number;
   filter?: EventFilter;
-  /** called for each event in order; the next event waits for the promise */
-  handler: (event: RecordedEvent) => Promise<void>;
   /** called when the handler throws or the subscription drops; the subscription resumes */
   onError?: (error: unknown) => void;
 }
 
+/**
+ * A subscription takes one of two handlers. `handler` sees one event at a time; `handleBatch` sees
+ * the events of one read of the log, so it can write their effects together. A failing batch is
+ * handed over again whole: a batch handler must be idempotent for the events it already handled.
+ */
+export type SubscribeOptions = SubscribeSettings &
+  (
+    | {
+        /** called for each event in order; the next event waits for the promise */
+        handler: (event: RecordedEvent) => Promise<void>;
+        handleBatch?: never;
+      }
+    | {
+        /** called with consecutive events in order, never an empty batch; the next batch waits for the promise */
+        handleBatch: (events: RecordedEvent[]) => Promise<void>;
+        handler?: never;
+      }
+  );
+
 export interface Subscription {
-  /** position of the last event handed to the handler and completed */
+  /** position of the last event (or last event of the batch) handed to the handler and completed */
   readonly position: number;
   stop(): Promise<void>;
 }

@@ -60,6 +60,24 @@ describe('SqliteEventStore on a file', () => {
     await store.close();
   });
 
+  it('loses none of many concurrent appends acknowledged together when the process is killed', async () => {
+    const file = join(dir, 'events.db');
+    const child = runTypeScript(`
+      const { SqliteEventStore } = require(${JSON.stringify(require.resolve('./sqlite-event-store'))});
+      const store = new SqliteEventStore({ file: ${JSON.stringify(file)} });
+      Promise.all(Array.from({ length: 50 }, (_, n) => store.appendToStream('lead-' + n, [{ type: 'lead.v1.noted', data: { n } }], 'no_stream')))
+        .then((results) => console.log('appended ' + results.length));
+      setInterval(() => undefined, 1000);
+    `);
+    expect(await firstLine(child)).toBe('appended 50');
+    child.kill('SIGKILL');
+    await exited(child);
+
+    const store = new SqliteEventStore({ file });
+    expect(await store.readAll({ after: 0, maxCount: 100 })).toHaveLength(50);
+    await store.close();
+  });
+
   it('a live subscription picks up appends made by another process sharing the file', async () => {
     const file = join(dir, 'events.db');
     const store = new SqliteEventStore({ file, pollIntervalMs: 20 });

@@ -43,6 +43,17 @@ interface Page {
   full: boolean;
 }
 
+/** An append waiting for the next group commit. */
+interface QueuedAppend {
+  streamId: string;
+  events: EventData[];
+  expected: ExpectedRevision;
+  resolve: (result: AppendResult) => void;
+  reject: (error: unknown) => void;
+}
+
+type AppendOutcome = { ok: true; result: AppendResult } | { ok: false; error: unknown };
+
 interface DeliverySettings {
   pollIntervalMs: number;
   retryDelayMs: number;
@@ -79,8 +90,13 @@ const appended = new EventEmitter().setMaxListeners(0);
 
 /**
  * The embedded event store: one SQLite file in WAL mode, fsync on every commit. Several
- * processes may share the file; each append takes the write lock, so the global order is the
+ * processes may share the file; each commit takes the write lock, so the global order is the
  * commit order and a subscriber never sees a position appear behind one it has passed.
+ *
+ * Appends are group-committed: every append made during one turn of the event loop is written in
+ * one transaction and acknowledged after its fsync, so concurrent writers share the cost of one
+ * sync instead of queueing for one each. Each append runs in its own savepoint, so one refused
+ * append (a wrong expected revision) does not affect the others.
  */
 export class SqliteEventStore extends EventStore {
   private readonly db: Database.Database;
@@ -89,7 +105,8 @@ export class SqliteEventStore extends EventStore {
   private readonly signal: string;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly subscriptions = new Set<SqliteSubscription>();
-  private readonly append: (streamId: string, events: EventData[], expected: ExpectedRevision) => AppendResult;
+  private readonly appendAll: (appends: QueuedAppend[]) => AppendOutcome[];
+  private queued: QueuedAppend[] = [];
   private readonly readPage: (after: number, filter: EventFilter | undefined) => Page;
   private readonly delivery: DeliverySettings;
   private readonly batchSize: number;
@@ -107,8 +124,16 @@ export class SqliteEventStore extends EventStore {
     this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000);
     this.db.exec(SCHEMA);
     this.signal = options.file === ':memory:' ? `memory:${randomUUID()}` : resolve(options.file);
-    this.append = this.db.transaction((streamId: string, events: EventData[], expected: ExpectedRevision) =>
-      this.appendInTransaction(streamId, events, expected),
+    // Called inside appendAll's transaction, a better-sqlite3 transaction function opens a savepoint.
+    const appendOne = this.db.transaction((append: QueuedAppend) => this.appendInTransaction(append.streamId, append.events, append.expected));
+    this.appendAll = this.db.transaction((appends: QueuedAppend[]) =>
+      appends.map((append): AppendOutcome => {
+        try {
+          return { ok: true, result: appendOne(append) };
+        } catch (error) {
+          return { ok: false, error: this.appendError(append, error) };
+        }
+      }),
     ).immediate;
     this.readPage = this.db.transaction((after: number, filter: EventFilter | undefined) =>
       this.readPageInSnapshot(after, filter),
@@ -117,18 +142,9 @@ export class SqliteEventStore extends EventStore {
 
   async appendToStream(streamId: string, events: EventData[], expected: ExpectedRevision): Promise<AppendResult> {
     if (typeof streamId !== 'string' || streamId === '') throw new TypeError('streamId must be a non-empty string');
-    let result: AppendResult;
-    try {
-      result = this.append(streamId, events, expected);
-    } catch (error) {
-      // The check runs under the write lock, so this is only a second line of defence.
-      if (isRevisionConflict(error)) {
-        throw new WrongExpectedRevisionError(streamId, expected, this.lastEvent(streamId)?.revision ?? 'no_stream');
-      }
-      throw error;
-    }
-    if (events.length > 0) appended.emit(this.signal);
-    return result;
+    return new Promise<AppendResult>((resolve, reject) => {
+      if (this.queued.push({ streamId, events, expected, resolve, reject }) === 1) setImmediate(() => this.commitQueued());
+    });
   }
 
   async readStream(streamId: string, options: { fromRevision?: number; maxCount?: number } = {}): Promise<RecordedEvent[]> {
@@ -158,8 +174,32 @@ export class SqliteEventStore extends EventStore {
   }
 
   async close(): Promise<void> {
+    if (this.db.open) this.commitQueued();
     await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
     if (this.db.open) this.db.close();
+  }
+
+  /** Writes every queued append in one transaction and settles each once the commit is durable. */
+  private commitQueued(): void {
+    const appends = this.queued;
+    if (appends.length === 0) return;
+    this.queued = [];
+    let outcomes: AppendOutcome[];
+    try {
+      outcomes = this.appendAll(appends);
+    } catch (error) {
+      // The commit itself failed (disk, lock timeout): nothing was written.
+      for (const append of appends) append.reject(error);
+      return;
+    }
+    if (outcomes.some((outcome, i) => outcome.ok && appends[i].events.length > 0)) appended.emit(this.signal);
+    outcomes.forEach((outcome, i) => (outcome.ok ? appends[i].resolve(outcome.result) : appends[i].reject(outcome.error)));
+  }
+
+  private appendError(append: QueuedAppend, error: unknown): unknown {
+    // The check runs under the write lock, so this is only a second line of defence.
+    if (!isRevisionConflict(error)) return error;
+    return new WrongExpectedRevisionError(append.streamId, append.expected, this.lastEvent(append.streamId)?.revision ?? 'no_stream');
   }
 
   /** Runs inside one read transaction, so the page and the head come from the same snapshot. */
@@ -239,9 +279,9 @@ export class SqliteEventStore extends EventStore {
 }
 
 /**
- * Delivers events one at a time in global order. A failing handler gets the same event again
- * after a backoff; nothing is skipped, so a projection behind a bug stalls visibly instead of
- * silently losing data.
+ * Delivers events in global order, one at a time or a page at a time. A failing handler gets the
+ * same event (or batch) again after a backoff; nothing is skipped, so a projection behind a bug
+ * stalls visibly instead of silently losing data.
  */
 class SqliteSubscription implements Subscription {
   private static readonly logger = new Logger('SqliteEventStore');
@@ -295,20 +335,25 @@ class SqliteSubscription implements Subscription {
         await this.backoff.sleep(backoffDelay(++failures, this.settings.retryDelayMs, this.settings.maxRetryDelayMs));
         continue;
       }
-      for (const event of page.events) {
-        if (!(await this.deliver(event))) return;
+      if (this.options.handleBatch) {
+        if (page.events.length > 0 && !(await this.deliver(page.events))) return;
+      } else {
+        for (const event of page.events) {
+          if (!(await this.deliver([event]))) return;
+        }
       }
       scanned = page.scannedTo;
       if (!page.full && !this.woken && !this.stopped) await this.idle.sleep(this.settings.pollIntervalMs);
     }
   }
 
-  /** Hands one event to the handler until it succeeds; false when stopped first. */
-  private async deliver(event: RecordedEvent): Promise<boolean> {
+  /** Hands the events to the handler until it succeeds; false when stopped first. */
+  private async deliver(events: RecordedEvent[]): Promise<boolean> {
+    const { handler, handleBatch } = this.options;
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
-        await this.options.handler(event);
-        this.current = event.position;
+        await (handleBatch ? handleBatch(events) : handler(events[0]));
+        this.current = events[events.length - 1].position;
         return true;
       } catch (error) {
         this.report(error);

@@ -49,6 +49,14 @@ export function decodeCursor(list: string, cursor: string | undefined): unknown[
   return value.a;
 }
 
+/**
+ * The response body of a page whose items are already JSON text (ReadStore.findJson): the items
+ * are joined as they are, not decoded and encoded again.
+ */
+export function pageJson(page: Page<string>): string {
+  return `{"data":[${page.data.join(',')}],"nextCursor":${JSON.stringify(page.nextCursor)}}`;
+}
+
 export function pageLimit(query: PageQuery): number {
   return query.limit ?? 50;
 }

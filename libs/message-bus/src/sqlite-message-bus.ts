@@ -147,11 +147,23 @@ export class SqliteMessageBus extends MessageBus {
     if (options.topics.length === 0) throw new TypeError('consume needs at least one topic');
     const topics = [...new Set(options.topics)];
     const owner = randomUUID();
+    // Until half of the lease we last wrote has run out, no one else can hold it: no need to look.
+    let renewAfter = 0;
     const log: GroupLog = {
-      claim: () => this.claimLease(groupId, owner),
+      claim: () => {
+        if (this.now() < renewAfter) return true;
+        const expiresAt = this.claimLease(groupId, owner);
+        renewAfter = expiresAt === null ? 0 : expiresAt - this.settings.leaseMs / 2;
+        return expiresAt !== null;
+      },
       read: () => this.readBatch(groupId, topics),
-      commit: (batch) => this.commitBatch(groupId, owner, batch),
+      commit: (batch) => {
+        const held = this.commitBatch(groupId, owner, batch);
+        if (!held) renewAfter = 0;
+        return held;
+      },
       release: () => {
+        renewAfter = 0;
         this.statement('DELETE FROM bus_leases WHERE group_id = ? AND owner = ?').run(groupId, owner);
         published.emit(this.signal);
       },
@@ -215,20 +227,22 @@ export class SqliteMessageBus extends MessageBus {
     return true;
   }
 
-  private claimLease(groupId: string, owner: string): boolean {
+  /** Takes or renews the group's lease; its new expiry, or null while another live consumer holds it. */
+  private claimLease(groupId: string, owner: string): number | null {
     const now = this.now();
     const lease = this.statement('SELECT owner, expires_at AS expiresAt FROM bus_leases WHERE group_id = ?').get(groupId) as
       | { owner: string; expiresAt: number }
       | undefined;
     // Renewing is a durable write; do it only once half the lease has run out.
-    if (lease?.owner === owner && lease.expiresAt - now > this.settings.leaseMs / 2) return true;
-    if (lease && lease.owner !== owner && lease.expiresAt > now) return false;
+    if (lease?.owner === owner && lease.expiresAt - now > this.settings.leaseMs / 2) return lease.expiresAt;
+    if (lease && lease.owner !== owner && lease.expiresAt > now) return null;
+    const expiresAt = now + this.settings.leaseMs;
     const { changes } = this.statement(
       `INSERT INTO bus_leases (group_id, owner, expires_at) VALUES (@groupId, @owner, @expiresAt)
        ON CONFLICT (group_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
        WHERE bus_leases.owner = excluded.owner OR bus_leases.expires_at <= @now`,
-    ).run({ groupId, owner, expiresAt: now + this.settings.leaseMs, now });
-    return changes === 1;
+    ).run({ groupId, owner, expiresAt, now });
+    return changes === 1 ? expiresAt : null;
   }
 
   private statement(sql: string): Database.Statement {

@@ -44,6 +44,11 @@ export interface FindResult<T> {
 export interface IndexSpec {
   fields: Array<{ field: string; direction: SortDirection }>;
   unique?: boolean;
+  /**
+   * Fields the index stores besides its keys (not with `unique`), so a `findJson` of one of them
+   * that this index serves is answered from the index alone, without reading the documents.
+   */
+  include?: string[];
 }
 
 /**
@@ -60,6 +65,13 @@ export abstract class ReadStore {
   abstract ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void>;
   abstract get<T extends ReadDocument>(collection: string, id: string): Promise<T | null>;
   abstract find<T extends ReadDocument>(collection: string, options: FindOptions): Promise<FindResult<T>>;
+  /**
+   * Like `find`, but each item is the JSON text of the document's `field` (`null` when it is
+   * missing) instead of the document. A projection that keeps an API representation in a field
+   * lets a list endpoint answer with these texts as they are, without decoding every document
+   * and encoding the response again.
+   */
+  abstract findJson(collection: string, field: string, options: FindOptions): Promise<FindResult<string>>;
   abstract count(collection: string, filter?: Filter): Promise<number>;
   /**
    * Applies the upserts in order; returns how many were applied (guard passed). With a
@@ -73,5 +85,7 @@ export abstract class ReadStore {
   /** Checkpoints live beside the data so a projection and its position move together. */
   abstract getCheckpoint(name: string): Promise<number | null>;
   abstract saveCheckpoint(name: string, position: number): Promise<void>;
+  /** Saves several checkpoints in one write. */
+  abstract saveCheckpoints(checkpoints: Array<{ name: string; position: number }>): Promise<void>;
   abstract close(): Promise<void>;
 }

@@ -58,6 +58,8 @@ export class SqliteReadStore extends ReadStore {
   private readonly statements = new Map<string, Database.Statement>();
   /** Collections whose table is known to exist. */
   private readonly tables = new Set<string>();
+  /** Runs reads in one read transaction, so they see the same snapshot. */
+  private readonly inSnapshot: <T>(read: () => T) => T;
   private readonly tx: ReadStoreTransaction = {
     get: <T extends ReadDocument>(collection: string, id: string) => this.getNow<T>(collection, id),
     upsert: (writes) => this.upsertNow(writes),
@@ -70,6 +72,7 @@ export class SqliteReadStore extends ReadStore {
     super();
     this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000, options.synchronous ?? 'NORMAL');
     this.db.exec('CREATE TABLE IF NOT EXISTS read_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
+    this.inSnapshot = this.db.transaction((read: () => unknown) => read()).deferred as <T>(read: () => T) => T;
   }
 
   /**
@@ -92,7 +95,12 @@ export class SqliteReadStore extends ReadStore {
       this.ensureTable(collection);
       for (const index of indexes) {
         if (index.fields.length === 0) throw new Error('an index needs at least one field');
-        const columns = index.fields.map(({ field, direction }) => `${fieldSql(field)} ${directionSql(direction)}`);
+        if (index.unique && index.include?.length) throw new Error('a unique index cannot include fields');
+        // Included fields are trailing index columns, spelled as findJson selects them: SQLite then reads them from the index.
+        const columns = [
+          ...index.fields.map(({ field, direction }) => `${fieldSql(field)} ${directionSql(direction)}`),
+          ...(index.include ?? []).map(jsonSql),
+        ];
         const digest = createHash('sha256').update(JSON.stringify(index)).digest('hex').slice(0, 16);
         this.db.exec(
           `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS "${table}__${digest}" ON "${table}" (${columns.join(', ')})`,
@@ -106,44 +114,58 @@ export class SqliteReadStore extends ReadStore {
   }
 
   async find<T extends ReadDocument>(collection: string, options: FindOptions): Promise<FindResult<T>> {
+    const rows = this.findRows(collection, ['doc'], options);
+    const items = rows.slice(0, options.limit).map(([doc]) => JSON.parse(doc as string) as T);
+    const last = items[items.length - 1];
+    const nextAfter = rows.length > options.limit ? sortKeys(options).map(({ field }) => readPath(last, field) ?? null) : null;
+    return { items, nextAfter };
+  }
+
+  async findJson(collection: string, field: string, options: FindOptions): Promise<FindResult<string>> {
+    const keys = sortKeys(options).map(({ field: key }) => fieldSql(key));
+    const rows = this.findRows(collection, [jsonSql(field), ...keys], options);
+    const page = rows.slice(0, options.limit);
+    const items = page.map(([json]) => (json as string | null) ?? 'null');
+    // The sort keys as SQLite compares them, which is how keysetSql reads them back.
+    const nextAfter = rows.length > options.limit ? page[page.length - 1].slice(1) : null;
+    return { items, nextAfter };
+  }
+
+  /** Up to `limit + 1` rows of `columns` in sort order after `options.after`; one more row than asked means more follow. */
+  private findRows(collection: string, columns: string[], options: FindOptions): unknown[][] {
     const table = tableName(collection);
     const { limit, after } = options;
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
-    const sort: SortKey[] = options.sort.length > 0 ? options.sort : [{ field: 'id', direction: 'asc' }];
+    const sort = sortKeys(options);
     if (after && after.length !== sort.length) {
       throw new RangeError(`after holds ${after.length} values for ${sort.length} sort keys`);
     }
     const filter = filterSql(options.filter);
     const orderBy = sort.map(({ field, direction }) => `${fieldSql(field)} ${directionSql(direction)}`).join(', ');
-    const select = (conditions: Sql[], count: number): string[] =>
-      this.statement(`SELECT doc FROM "${table}"${whereClause(conditions)} ORDER BY ${orderBy} LIMIT ?`)
-        .pluck()
-        .all(...conditions.flatMap((condition) => condition.params), count) as string[];
+    const select = (conditions: Sql[], count: number): unknown[][] =>
+      this.statement(`SELECT ${columns.join(', ')} FROM "${table}"${whereClause(conditions)} ORDER BY ${orderBy} LIMIT ?`)
+        .raw(true)
+        .all(...conditions.flatMap((condition) => condition.params), count) as unknown[][];
 
-    const rows = this.readTable(collection, [] as string[], () =>
-      this.db
-        .transaction(() => {
-          if (!after) return select(filter, limit + 1);
-          const keyset = keysetSql(sort, after);
-          const first = fieldSql(sort[0].field);
-          const firstValue = sqlValue(after[0]);
-          // Bounding the first key lets SQLite seek in the index instead of scanning from its start.
-          if (sort[0].direction === 'asc') {
-            const seek = firstValue === null ? [] : [{ sql: `${first} >= ?`, params: [firstValue] }];
-            return select([...filter, keyset, ...seek], limit + 1);
-          }
-          if (firstValue === null) return select([...filter, keyset, { sql: `${first} IS NULL`, params: [] }], limit + 1);
-          // Descending, missing values come last: seek through the values, then read the missing ones.
-          const found = select([...filter, keyset, { sql: `${first} <= ?`, params: [firstValue] }], limit + 1);
-          if (found.length > limit) return found;
-          return found.concat(select([...filter, { sql: `${first} IS NULL`, params: [] }], limit + 1 - found.length));
-        })
-        .deferred(),
-    );
-    const items = rows.slice(0, limit).map((doc) => JSON.parse(doc) as T);
-    const last = items[items.length - 1];
-    const nextAfter = rows.length > limit ? sort.map(({ field }) => readPath(last, field) ?? null) : null;
-    return { items, nextAfter };
+    return this.readTable(collection, [] as unknown[][], () => {
+      if (!after) return select(filter, limit + 1);
+      const keyset = keysetSql(sort, after);
+      const first = fieldSql(sort[0].field);
+      const firstValue = sqlValue(after[0]);
+      // Bounding the first key lets SQLite seek in the index instead of scanning from its start.
+      if (sort[0].direction === 'asc') {
+        const seek = firstValue === null ? [] : [{ sql: `${first} >= ?`, params: [firstValue] }];
+        return select([...filter, keyset, ...seek], limit + 1);
+      }
+      if (firstValue === null) return select([...filter, keyset, { sql: `${first} IS NULL`, params: [] }], limit + 1);
+      // Descending, missing values come last: seek through the values, then read the missing ones,
+      // both in one snapshot.
+      return this.inSnapshot(() => {
+        const found = select([...filter, keyset, { sql: `${first} <= ?`, params: [firstValue] }], limit + 1);
+        if (found.length > limit) return found;
+        return found.concat(select([...filter, { sql: `${first} IS NULL`, params: [] }], limit + 1 - found.length));
+      });
+    });
   }
 
   async count(collection: string, filter?: Filter): Promise<number> {
@@ -189,6 +211,12 @@ export class SqliteReadStore extends ReadStore {
 
   async saveCheckpoint(name: string, position: number): Promise<void> {
     this.saveCheckpointNow(name, position);
+  }
+
+  async saveCheckpoints(checkpoints: Array<{ name: string; position: number }>): Promise<void> {
+    this.transaction((tx) => {
+      for (const { name, position } of checkpoints) tx.saveCheckpoint(name, position);
+    });
   }
 
   async close(): Promise<void> {
@@ -313,6 +341,16 @@ function fieldSql(field: string): string {
   if (field === 'id') return 'id';
   if (typeof field !== 'string' || !FIELD_PATH.test(field)) throw new Error(`invalid field name "${field}"`);
   return `json_extract(doc, '$.${field}')`;
+}
+
+/** The JSON text of a document field (SQL NULL when missing); findJson and included index columns spell it alike. */
+function jsonSql(field: string): string {
+  if (typeof field !== 'string' || !FIELD_PATH.test(field)) throw new Error(`invalid field name "${field}"`);
+  return `(doc -> '$.${field}')`;
+}
+
+function sortKeys(options: FindOptions): SortKey[] {
+  return options.sort.length > 0 ? options.sort : [{ field: 'id', direction: 'asc' }];
 }
 
 function directionSql(direction: string): string {

@@ -137,6 +137,23 @@ export function describeEventStoreContract(
         expect(await store.readStream(stream)).toHaveLength(2);
       });
 
+      it('concurrent appends to different streams all succeed; a refused one among them writes nothing', async () => {
+        const category = newCategory();
+        await store.appendToStream(`${category}-taken`, [happened(0)], 'no_stream');
+
+        const results = await Promise.allSettled([
+          ...Array.from({ length: 20 }, (_, i) => store.appendToStream(`${category}-${i}`, [happened(i), happened(i)], 'no_stream')),
+          store.appendToStream(`${category}-taken`, [happened(99)], 'no_stream'),
+        ]);
+
+        const written = results.slice(0, 20).map((r) => (r as PromiseFulfilledResult<{ nextRevision: number; position: number }>).value);
+        expect(written.every((result) => result?.nextRevision === 1)).toBe(true);
+        expect(new Set(written.map((result) => result.position)).size).toBe(20);
+        expect((results[20] as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedRevisionError);
+        expect(numbers(await store.readStream(`${category}-7`))).toEqual([7, 7]);
+        expect(numbers(await store.readStream(`${category}-taken`))).toEqual([0]);
+      });
+
       it('of concurrent creations of one stream, exactly one wins', async () => {
         const stream = `${newCategory()}-1`;
         const results = await Promise.allSettled(
@@ -270,6 +287,50 @@ export function describeEventStoreContract(
         expect(handled).toEqual([1, 2, 3]);
         expect(errors).toHaveLength(2);
         expect((errors[0] as Error).message).toBe('projection bug');
+      });
+
+      it('hands a batch handler every event once, in order, in non-empty batches', async () => {
+        const category = newCategory();
+        const head = await store.headPosition();
+        await store.appendToStream(`${category}-a`, [happened(1), happened(2), happened(3)], 'no_stream');
+        const batches: RecordedEvent[][] = [];
+
+        const subscription = subscribe({ after: head, filter: { streamPrefixes: [category] }, handleBatch: async (events) => void batches.push(events) });
+        await waitFor(() => batches.flat().length === 3);
+        await store.appendToStream(`${category}-b`, [happened(4)], 'no_stream');
+        await store.appendToStream(`${category}-a`, [happened(5)], 2);
+        await waitFor(() => batches.flat().length === 5);
+
+        expect(numbers(batches.flat())).toEqual([1, 2, 3, 4, 5]);
+        expect(batches.every((batch) => batch.length > 0)).toBe(true);
+        expect(subscription.position).toBe(batches.flat()[4].position);
+      });
+
+      it('hands a failing batch over again, whole, after reporting the error', async () => {
+        const category = newCategory();
+        const head = await store.headPosition();
+        const errors: unknown[] = [];
+        const attempts: number[][] = [];
+        const handled: number[] = [];
+        let failuresLeft = 1;
+
+        subscribe({
+          after: head,
+          filter: { streamPrefixes: [category] },
+          handleBatch: async (events) => {
+            attempts.push(numbers(events));
+            if (failuresLeft-- > 0) throw new Error('relay down');
+            handled.push(...numbers(events));
+          },
+          onError: (error) => errors.push(error),
+        });
+        await store.appendToStream(`${category}-a`, [happened(1), happened(2)], 'no_stream');
+        await waitFor(() => handled.length === 2);
+
+        expect(attempts[1]).toEqual(attempts[0]);
+        expect(handled).toEqual([1, 2]);
+        expect(errors).toHaveLength(1);
+        expect((errors[0] as Error).message).toBe('relay down');
       });
 
       it('stop() waits for the event in hand and delivers nothing after it', async () => {

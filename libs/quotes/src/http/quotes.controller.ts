@@ -2,7 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Put, Quer
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ApiErrors, ApiKeyGuard, CurrentCaller, PageQuery, pageLimit, type ApiCaller } from '@lib/http';
+import { ApiErrors, ApiKeyGuard, CurrentCaller, PageQuery, pageJson, pageLimit, type ApiCaller } from '@lib/http';
 import { ValidationFailed } from '@lib/shared';
 import { quoteETag, type IfMatch } from '../domain/quote.decider';
 import { TERM_FIELDS, type QuoteTerms } from '../domain/quote.events';
@@ -78,8 +78,10 @@ export class QuotesController {
   @Get('quotes')
   @ApiOperation({ summary: 'List quotes, newest first' })
   @ApiOkResponse({ type: QuoteListPage })
-  async list(@CurrentCaller() caller: ApiCaller, @Query() query: ListQuotesQuery) {
-    return this.queries.list({ organizationId: caller.organizationId, status: query.status, submissionId: query.submissionId, limit: pageLimit(query), cursor: query.cursor });
+  async list(@CurrentCaller() caller: ApiCaller, @Query() query: ListQuotesQuery, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
+    const page = await this.queries.list({ organizationId: caller.organizationId, status: query.status, submissionId: query.submissionId, limit: pageLimit(query), cursor: query.cursor });
+    reply.type('application/json; charset=utf-8');
+    return pageJson(page);
   }
 
   @Get('quotes/:quoteId')

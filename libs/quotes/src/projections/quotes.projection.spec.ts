@@ -3,7 +3,7 @@ import type { RecordedEvent } from '@lib/event-store';
 import { SqliteReadStore } from '@lib/read-store';
 import { quoteDecider, type QuoteCommand, type QuoteState } from '../domain/quote.decider';
 import { DAY_MS, quoteStream, type QuoteEvent, type QuoteLineInput } from '../domain/quote.events';
-import { QUOTE_LINKS, QUOTE_VERSIONS, QUOTES, quotesProjection, versionEntryId, type QuoteDocument, type QuoteLinkDocument, type QuoteVersionDocument } from './quotes.projection';
+import { QUOTE_LINKS, QUOTE_VERSIONS, QUOTES, quotesProjection, toQuoteListItem, versionEntryId, type QuoteDocument, type QuoteLinkDocument, type QuoteVersionDocument } from './quotes.projection';
 
 const ORG = 'org_1';
 const QUOTE = 'quo_1';
@@ -94,6 +94,15 @@ describe('quotes projection', () => {
       tokenHash: LINK.tokenHash,
       expiringSoonNoticedFor: T0 + 6 + 30 * DAY_MS,
     });
+  });
+
+  it('given each event of the life of a quote, then the list item of GET /quotes follows the quote', async () => {
+    for (const event of history) {
+      await applyEvent(store, quotesProjection, event);
+      const current = (await quote())!;
+      expect(current.listItem).toEqual(toQuoteListItem(current));
+    }
+    expect((await quote())!.listItem).toMatchObject({ status: 'accepted', version: 2, taxRate: 9, externalRef: 'crm:q:1' });
   });
 
   it('given a line-item replacement and a revision, then the history keeps every earlier state and the sent version exactly as sent', async () => {

@@ -34,8 +34,34 @@ export interface QuoteSnapshot {
   updatedAt: number;
 }
 
-/** One quote as the API shows it, plus what the read side needs to find and check it. */
-export interface QuoteDocument extends ProjectedDocument, QuoteSnapshot {
+/** api-v1 Quote (list item). */
+export function toQuoteListItem(quote: QuoteSnapshot) {
+  return {
+    id: quote.id,
+    quoteNumber: quote.quoteNumber,
+    version: quote.version,
+    status: quote.status,
+    submissionId: quote.submissionId,
+    reference: quote.reference,
+    validUntil: quote.validUntil,
+    validityDays: quote.validityDays,
+    subtotal: quote.subtotal,
+    taxAmount: quote.taxAmount,
+    total: quote.total,
+    taxRate: quote.taxRate,
+    currency: quote.currency,
+    sentAt: quote.sentAt,
+    viewedAt: quote.viewedAt,
+    externalRef: quote.externalRef,
+    createdAt: quote.createdAt,
+    updatedAt: quote.updatedAt,
+  };
+}
+
+export type QuoteListItem = ReturnType<typeof toQuoteListItem>;
+
+/** What the read side keeps of a quote: the API fields and what it needs to find and check it. */
+interface QuoteFields extends ProjectedDocument, QuoteSnapshot {
   organizationId: string;
   customer: QuoteCustomer;
   /** the customer link's hash, once sent */
@@ -43,6 +69,12 @@ export interface QuoteDocument extends ProjectedDocument, QuoteSnapshot {
   expiringSoonNoticedFor: number | null;
   /** sequence number of the version-history entry that the current state belongs to */
   historySeq: number;
+}
+
+/** One quote as the API shows it, plus what the read side needs to find and check it. */
+export interface QuoteDocument extends QuoteFields {
+  /** the list item, kept ready: GET /quotes answers with its stored JSON as it is (ReadStore.findJson) */
+  listItem: QuoteListItem;
 }
 
 /**
@@ -90,6 +122,11 @@ export function snapshotOf(quote: QuoteDocument): QuoteSnapshot {
 function offerOf(quote: QuoteDocument): CustomerOffer {
   const { quoteNumber, version, reference, notes, currency, taxRate, validityDays, validUntil, lineItems, subtotal, taxAmount, total } = quote;
   return { quoteNumber, version, reference, notes, currency, taxRate, validityDays, validUntil, lineItems, subtotal, taxAmount, total };
+}
+
+/** The document with its list item brought up to date. */
+function withListItem(quote: QuoteFields): QuoteDocument {
+  return { ...quote, listItem: toQuoteListItem(quote) };
 }
 
 /** The quote document after one event (not `created`). */
@@ -152,13 +189,15 @@ async function updateLink(context: ProjectionContext, quote: QuoteDocument, even
 
 export const quotesProjection: Projection = {
   name: 'quotes',
-  version: 1,
+  // v2: quote documents carry their list item.
+  version: 2,
   collections: {
-    // GET /quotes: newest first, filtered by status and/or submissionId; the expiry check by status and validUntil.
+    // GET /quotes: newest first, filtered by status and/or submissionId, answered from the index
+    // (it includes the list item); the expiry check by status and validUntil.
     quotes: [
-      { fields: [{ field: 'organizationId', direction: 'asc' }, { field: 'createdAt', direction: 'desc' }, { field: 'id', direction: 'desc' }] },
-      { fields: [{ field: 'organizationId', direction: 'asc' }, { field: 'status', direction: 'asc' }, { field: 'createdAt', direction: 'desc' }, { field: 'id', direction: 'desc' }] },
-      { fields: [{ field: 'organizationId', direction: 'asc' }, { field: 'submissionId', direction: 'asc' }, { field: 'createdAt', direction: 'desc' }, { field: 'id', direction: 'desc' }] },
+      { fields: [{ field: 'organizationId', direction: 'asc' }, { field: 'createdAt', direction: 'desc' }, { field: 'id', direction: 'desc' }], include: ['listItem'] },
+      { fields: [{ field: 'organizationId', direction: 'asc' }, { field: 'status', direction: 'asc' }, { field: 'createdAt', direction: 'desc' }, { field: 'id', direction: 'desc' }], include: ['listItem'] },
+      { fields: [{ field: 'organizationId', direction: 'asc' }, { field: 'submissionId', direction: 'asc' }, { field: 'createdAt', direction: 'desc' }, { field: 'id', direction: 'desc' }], include: ['listItem'] },
       { fields: [{ field: 'status', direction: 'asc' }, { field: 'validUntil', direction: 'asc' }, { field: 'id', direction: 'asc' }] },
     ],
     quote_versions: [{ fields: [{ field: 'quoteId', direction: 'asc' }, { field: 'seq', direction: 'desc' }, { field: 'id', direction: 'desc' }] }],
@@ -169,7 +208,7 @@ export const quotesProjection: Projection = {
     const event = recorded as unknown as QuoteEvent;
     if (event.type === 'quote.v1.created') {
       const d = event.data;
-      const quote: QuoteDocument = {
+      const quote = withListItem({
         id: d.quoteId,
         organizationId: d.organizationId,
         submissionId: d.submissionId,
@@ -193,7 +232,7 @@ export const quotesProjection: Projection = {
         tokenHash: null,
         expiringSoonNoticedFor: null,
         historySeq: 0,
-      };
+      });
       context.put('quotes', quote);
       context.put('quote_versions', {
         id: versionEntryId(quote.id, 0),
@@ -229,7 +268,7 @@ export const quotesProjection: Projection = {
       if (version) context.put('quote_versions', { ...version, snapshot: snapshotOf(quote) });
     }
     await updateLink(context, quote, event);
-    context.put('quotes', quote);
+    context.put('quotes', withListItem(quote));
   },
 };
 

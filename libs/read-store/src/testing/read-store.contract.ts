@@ -215,6 +215,56 @@ export function describeReadStoreContract(
       });
     });
 
+    describe('findJson', () => {
+      const views = [
+        { id: 'a', organizationId: 'o1', createdAt: 3, view: { id: 'a', total: 40.5, note: 'He said "ok" – 5 €\n', tags: ['x'], sentAt: null } },
+        { id: 'b', organizationId: 'o1', createdAt: 1, view: { id: 'b', total: 1e21, nested: { deep: [1, { two: true }] } } },
+        { id: 'c', organizationId: 'o2', createdAt: 2, view: { id: 'c' } },
+        { id: 'd', organizationId: 'o1', createdAt: 3, view: 'plain text' },
+        { id: 'e', organizationId: 'o1', createdAt: 2 },
+      ];
+      const sort: SortKey[] = [{ field: 'createdAt', direction: 'desc' }, { field: 'id', direction: 'desc' }];
+      const seed = async (): Promise<string> => {
+        const collection = newCollection();
+        await store.ensureIndexes(collection, [
+          { fields: [{ field: 'organizationId', direction: 'asc' }, ...sort], include: ['view'] },
+        ]);
+        await store.upsert(views.map((document) => ({ collection, document })));
+        return collection;
+      };
+
+      it('returns the JSON text of a field of each found document, null when it is missing, in find order', async () => {
+        const collection = await seed();
+        const options: FindOptions = { filter: { organizationId: 'o1' }, sort, limit: 10 };
+
+        const { items, nextAfter } = await store.findJson(collection, 'view', options);
+
+        const found = await store.find(collection, options);
+        expect(items).toEqual(found.items.map((document) => JSON.stringify(document.view ?? null)));
+        expect(items.map((json) => JSON.parse(json))).toEqual([views[3].view, views[0].view, null, views[1].view]);
+        expect(nextAfter).toBeNull();
+      });
+
+      it('pages with its own nextAfter like find', async () => {
+        const collection = await seed();
+        const first = await store.findJson(collection, 'view', { filter: { organizationId: 'o1' }, sort, limit: 3 });
+        expect(first.items).toHaveLength(3);
+        expect(first.nextAfter).not.toBeNull();
+
+        const second = await store.findJson(collection, 'view', { filter: { organizationId: 'o1' }, sort, limit: 3, after: first.nextAfter! });
+        expect(second.items).toEqual([JSON.stringify(views[1].view)]);
+        expect(second.nextAfter).toBeNull();
+        expect(await store.findJson(newCollection(), 'view', { sort, limit: 3 })).toEqual({ items: [], nextAfter: null });
+      });
+
+      it('sees a replaced document at once, whether or not an index includes the field', async () => {
+        const collection = await seed();
+        await store.upsert([{ collection, document: { ...views[2], view: { id: 'c', total: 7 } } }]);
+        expect((await store.findJson(collection, 'view', { filter: { organizationId: 'o2' }, sort, limit: 1 })).items).toEqual(['{"id":"c","total":7}']);
+        expect((await store.findJson(collection, 'view', { filter: { id: 'c' }, sort: [], limit: 1 })).items).toEqual(['{"id":"c","total":7}']);
+      });
+    });
+
     describe('keyset paging', () => {
       /** 40 documents with many ties, and sort fields that are sometimes null or missing. */
       const documents: ReadDocument[] = Array.from({ length: 40 }, (_, i) => {
@@ -260,6 +310,28 @@ export function describeReadStoreContract(
         expect(await pageThrough(collection, { sort, filter, limit: 4 })).toEqual(expected);
       });
 
+      it.each(orders.map((sort) => [sort.map((k) => `${k.field} ${k.direction}`).join(', '), sort] as const))(
+        'findJson pages through every document exactly once in order: %s',
+        async (_label, sort) => {
+          const collection = newCollection();
+          await store.ensureIndexes(collection, [{ fields: sort, include: ['meta'] }]);
+          await store.upsert(documents.map((document) => ({ collection, document })));
+          const expected = [...documents].sort(compareBy(sort)).map((document) => JSON.stringify(document.meta));
+
+          for (const limit of [1, 7, 41]) {
+            const seen: string[] = [];
+            let after: unknown[] | undefined;
+            for (let page = 0; page < 100 && seen.length < documents.length; page++) {
+              const result = await store.findJson(collection, 'meta', { sort, limit, after });
+              seen.push(...result.items);
+              if (result.nextAfter === null) break;
+              after = result.nextAfter;
+            }
+            expect(seen).toEqual(expected);
+          }
+        },
+      );
+
       async function pageThrough(collection: string, options: Omit<FindOptions, 'after'>): Promise<string[]> {
         const seen: string[] = [];
         let after: unknown[] | undefined;
@@ -286,6 +358,12 @@ export function describeReadStoreContract(
         await store.ensureIndexes(quotes, indexes);
         await store.upsert([{ collection: quotes, document: { id: 'q1', status: 'draft', createdAt: 1 } }]);
         expect(await store.count(quotes, { status: 'draft' })).toBe(1);
+      });
+
+      it('refuses to include fields in a unique index', async () => {
+        await expect(
+          store.ensureIndexes(newCollection(), [{ fields: [{ field: 'hash', direction: 'asc' }], unique: true, include: ['view'] }]),
+        ).rejects.toThrow();
       });
 
       it('a unique index refuses a second document with the same value, and the refused call writes nothing', async () => {
@@ -315,6 +393,14 @@ export function describeReadStoreContract(
         expect(await store.getCheckpoint(name)).toBe(42);
         await store.saveCheckpoint(name, 0);
         expect(await store.getCheckpoint(name)).toBe(0);
+      });
+
+      it('saves several checkpoints at once', async () => {
+        const [first, second] = [newName(), newName()];
+        await store.saveCheckpoint(first, 3);
+        await store.saveCheckpoints([{ name: first, position: 9 }, { name: second, position: 4 }]);
+        expect(await store.getCheckpoint(first)).toBe(9);
+        expect(await store.getCheckpoint(second)).toBe(4);
       });
 
       it('saves a checkpoint together with the writes of an upsert', async () => {
