@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import type { ReadStore, SortKey } from '../read-store.port';
+import type { ReadDocument, ReadStore, SortKey } from '../read-store.port';
 
-interface Row {
-  id: string;
+interface Row extends ReadDocument {
   organizationId: string;
   createdAt: number;
 }
@@ -54,7 +53,7 @@ export function describePaginationProperties(name: string, factory: () => Promis
           let after: unknown[] | undefined;
           for (let page = 0; ; page++) {
             const limit = pages[page % pages.length];
-            const result = await store.find<Row & { id: string }>(collection, { filter: { organizationId: 'org_1' }, sort: SORT, limit, after });
+            const result = await store.find<Row>(collection, { filter: { organizationId: 'org_1' }, sort: SORT, limit, after });
             seen.push(...result.items.map(({ id, organizationId, createdAt }) => ({ id, organizationId, createdAt })));
             if (!result.nextAfter) break;
             after = result.nextAfter;
