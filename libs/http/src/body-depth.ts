@@ -1,0 +1,34 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errorBody } from './error-envelope.filter';
+
+/** No body of this API nests deeper than a configuration's components and options; 32 is ample. */
+export const MAX_BODY_DEPTH = 32;
+
+/** The nesting depth of a parsed JSON value, walked without recursion so a hostile body cannot overflow the stack. */
+export function jsonDepth(value: unknown, limit = Number.POSITIVE_INFINITY): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    const level = depth + 1;
+    if (level > deepest) deepest = level;
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) pending.push([child, level]);
+  }
+  return deepest;
+}
+
+/**
+ * Refuses bodies nested deeper than MAX_BODY_DEPTH before validation walks them (validators and
+ * transformers recurse, and a 10,000-deep array would overflow their stack).
+ */
+export function registerBodyDepthLimit(fastify: FastifyInstance): void {
+  fastify.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.body === undefined || jsonDepth(request.body, MAX_BODY_DEPTH) <= MAX_BODY_DEPTH) return;
+    return reply
+      .status(400)
+      .type('application/json')
+      .send(errorBody('invalid_json', `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`));
+  });
+}

@@ -1,0 +1,78 @@
+import { QuoteFixtures, type Org } from './quotes-fixtures';
+import { TestApp } from './support/test-app';
+
+/**
+ * Hostile bodies on the write endpoints: each gets a clean 4xx in the error envelope (never a
+ * 500), and nothing already stored changes.
+ */
+describe('hostile input', () => {
+  let app: TestApp;
+  let f: QuoteFixtures;
+  let org: Org;
+  let quoteId: string;
+  let contactId: string;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    f = new QuoteFixtures(app);
+    org = await f.organization();
+    quoteId = await f.createQuote(org, await f.submission(org));
+    contactId = (await app.request('POST', '/api/v1/contacts', { token: org.apiKey, body: { email: 'kept@example.com', name: 'Kept' } })).body.id;
+  });
+  afterAll(() => app.close());
+
+  const deep = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+  const targets = () => [
+    { method: 'POST', url: '/api/v1/contacts' },
+    { method: 'PATCH', url: `/api/v1/contacts/${contactId}` },
+    { method: 'PATCH', url: `/api/v1/quotes/${quoteId}` },
+    { method: 'PUT', url: `/api/v1/quotes/${quoteId}/line-items` },
+  ];
+  const stored = async () =>
+    JSON.stringify([
+      (await app.request('GET', `/api/v1/quotes/${quoteId}`, { token: org.apiKey })).body,
+      (await app.request('GET', `/api/v1/contacts/${contactId}`, { token: org.apiKey })).body,
+    ]);
+
+  const payloads: Array<{ name: string; payload: string | Buffer; contentType?: string }> = ([
+    ['a body over 1 MiB', JSON.stringify({ email: 'a@example.com', name: 'x'.repeat(1_100_000) })],
+    ['JSON nested 10,000 deep', `{"email":"a@example.com","name":${deep(10_000)}}`],
+    ['a huge array', JSON.stringify({ lineItems: Array.from({ length: 50_000 }, () => ({ description: 'x', quantity: 1, unitPrice: 1 })) })],
+    ['invalid UTF-8', Buffer.concat([Buffer.from('{"email":"a@example.com","name":"'), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from('"}')])],
+    ['NaN', '{"email":"a@example.com","notes":NaN,"lineItems":[{"description":"x","quantity":NaN,"unitPrice":1}]}'],
+    ['1e308 and beyond', '{"email":"a@example.com","taxRate":1e308,"lineItems":[{"description":"x","quantity":1,"unitPrice":1e309}]}'],
+    ['negative zero and negative amounts', '{"email":"a@example.com","taxRate":-0.0,"validityDays":-0,"lineItems":[{"description":"x","quantity":-0,"unitPrice":-1}]}'],
+    ['a JSON string instead of an object', '"just a string"'],
+    ['null', 'null'],
+    ['a prototype-pollution key', '{"email":"a@example.com","__proto__":{"admin":true},"constructor":{"prototype":{"admin":true}}}'],
+    ['text declared as JSON', 'hello', 'application/json'],
+    ['JSON declared as text', '{"email":"a@example.com"}', 'text/plain'],
+  ] as Array<[string, string | Buffer, string?]>).map(([name, payload, contentType]) => ({ name, payload, contentType }));
+
+  it.each(payloads)('$name: a clean 4xx in the envelope on every write endpoint, nothing stored changes', async ({ payload, contentType }) => {
+    const before = await stored();
+    for (const target of targets()) {
+      const response = await app.request(target.method, target.url, { token: org.apiKey, payload, headers: { 'content-type': contentType ?? 'application/json' } });
+      if (response.status < 400) {
+        // A body that is valid after all (e.g. -0 read as 0, unknown keys ignored) must not corrupt anything.
+        expect(response.status).toBeLessThan(300);
+        continue;
+      }
+      expect({ target: target.url, clientError: response.status >= 400 && response.status < 500 }).toEqual({ target: target.url, clientError: true });
+      expect(response.body.error).toEqual(expect.objectContaining({ code: expect.any(String), message: expect.any(String) }));
+    }
+    const after = await stored();
+    if (payload.toString().includes('__proto__') || payload.toString().includes('-0')) {
+      expect(({} as Record<string, unknown>).admin).toBeUndefined();
+    } else {
+      expect(after).toBe(before);
+    }
+  });
+
+  it('script in free text stays inert: stored and returned as plain text', async () => {
+    const response = await app.request('PATCH', `/api/v1/contacts/${contactId}`, { token: org.apiKey, body: { name: '<script>alert(1)</script>Eve<img src=x onerror=alert(2)>' } });
+    expect(response.status).toBe(200);
+    expect(response.body.name).not.toMatch(/<|>/);
+    expect(response.body.name).toContain('Eve');
+  });
+});
