@@ -76,3 +76,30 @@ describe('hostile input', () => {
     expect(response.body.name).toContain('Eve');
   });
 });
+
+describe('numbers in exponent form', () => {
+  let app: TestApp;
+  let f: QuoteFixtures;
+  let org: Org;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    f = new QuoteFixtures(app);
+    org = await f.organization();
+  });
+  afterAll(() => app.close());
+
+  it('a quantity or price of 5e-324 or 1e-7 is a validation error with the field path, not a crash', async () => {
+    const quoteId = await f.createQuote(org, await f.submission(org));
+    for (const [field, value] of [['quantity', 5e-324], ['unitPrice', 1e-7], ['quantity', 1.0000001]] as const) {
+      const line = { description: 'Window', quantity: 1, unitPrice: 1, [field]: value };
+      const response = await app.request('PUT', `/api/v1/quotes/${quoteId}/line-items`, { token: org.apiKey, body: { lineItems: [line] } });
+      expect(response.status).toBe(422);
+      expect(response.body.error.details.fields.map((e: { path: string }) => e.path)).toContain(`lineItems[0].${field}`);
+    }
+    const taxRate = await app.request('PATCH', `/api/v1/quotes/${quoteId}`, { token: org.apiKey, body: { taxRate: 1e-5 } });
+    expect(taxRate.status).toBe(422);
+    const fine = await app.request('PUT', `/api/v1/quotes/${quoteId}/line-items`, { token: org.apiKey, body: { lineItems: [{ description: 'Window', quantity: 1e2, unitPrice: 0.000001 }] } });
+    expect(fine.status).toBe(200);
+  });
+});

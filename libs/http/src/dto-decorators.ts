@@ -1,5 +1,6 @@
 import { Transform } from 'class-transformer';
-import { ValidateIf } from 'class-validator';
+import Decimal from 'decimal.js';
+import { ValidateBy, ValidateIf } from 'class-validator';
 import { stripHtml } from '@lib/shared';
 
 /** Free text is stored as plain text; length limits apply to what is stored. */
@@ -17,3 +18,16 @@ export const Trimmed = () => Transform(({ value }) => (typeof value === 'string'
 
 /** Present means it must be valid; unlike IsOptional, null is not let through. */
 export const IfPresent = () => ValidateIf((_, value) => value !== undefined);
+
+/**
+ * A finite JSON number with at most `maxDecimalPlaces` decimals. Counts decimals exactly (also for
+ * numbers printed in exponent form, such as 5e-324, where class-validator's own check throws).
+ */
+export const IsDecimalNumber = (maxDecimalPlaces: number) =>
+  ValidateBy({
+    name: 'isDecimalNumber',
+    validator: {
+      validate: (value: unknown) => typeof value === 'number' && Number.isFinite(value) && new Decimal(value).decimalPlaces() <= maxDecimalPlaces,
+      defaultMessage: (args) => `${args?.property} must be a number with at most ${maxDecimalPlaces} decimal places`,
+    },
+  });

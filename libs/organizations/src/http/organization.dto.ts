@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  IsBoolean, IsIn, IsNotIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
+  IsBoolean, IsIn, IsNotIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
 } from 'class-validator';
+import { IsDecimalNumber } from '@lib/http';
 
 export const LOCALES = ['en', 'de', 'nl'] as const;
 export const UNIT_SYSTEMS = ['metric', 'imperial'] as const;
@@ -14,7 +15,7 @@ const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: true, requ
 
 export class QuoteDefaultsDto {
   @ApiPropertyOptional({ description: 'Tax rate in percent', minimum: 0, maximum: 100 })
-  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 4 }) @Min(0) @Max(100)
+  @IsOptional() @IsDecimalNumber(4) @Min(0) @Max(100)
   taxRate?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 365 })

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { plainToInstance, Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsNumber, IsOptional, IsPositive, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
-import { createValidationPipe, PlainText } from '@lib/http';
+import { createValidationPipe, IsDecimalNumber, PlainText } from '@lib/http';
 import type { ExternalLineInput } from '@lib/submissions';
 import { ITEM_TYPES } from '@lib/templates';
 
@@ -9,7 +9,6 @@ import { ITEM_TYPES } from '@lib/templates';
 export const MAX_ADJUSTMENT_ITEMS = 200;
 export const MAX_DESCRIPTION = 2000;
 
-const Money = { allowNaN: false, allowInfinity: false, maxDecimalPlaces: 6 };
 /** Optional fields may be absent or null (both mean "not given"). */
 const nullIsAbsent = ({ value }: { value: unknown }) => (value === null ? undefined : value);
 
@@ -20,11 +19,11 @@ export class AdjustmentLineItemDto {
   description: string;
 
   @ApiProperty({ exclusiveMinimum: true, minimum: 0, maximum: 1_000_000, example: 1 })
-  @IsNumber(Money) @IsPositive({ message: 'quantity must be greater than 0' }) @Max(1_000_000)
+  @IsDecimalNumber(6) @IsPositive({ message: 'quantity must be greater than 0' }) @Max(1_000_000)
   quantity: number;
 
   @ApiProperty({ minimum: 0, maximum: 1_000_000_000, example: 249.5, description: 'Per unit, in the organization currency' })
-  @IsNumber(Money) @Min(0) @Max(1_000_000_000)
+  @IsDecimalNumber(6) @Min(0) @Max(1_000_000_000)
   unitPrice: number;
 
   @ApiPropertyOptional({ enum: ITEM_TYPES, default: 'other' })

@@ -20,7 +20,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { IfPresent, NullablePlainText, PageQuery, PlainText } from '@lib/http';
+import { IfPresent, IsDecimalNumber, NullablePlainText, PageQuery, PlainText } from '@lib/http';
 import { ITEM_TYPES } from '@lib/templates';
 import { QUOTE_STATUSES, type QuoteStatus } from '../domain/quote.events';
 
@@ -28,9 +28,8 @@ export const MAX_LINE_ITEMS = 200;
 export const MAX_RECIPIENTS = 20;
 export const MESSAGE_LOCALES = ['en', 'de', 'nl'] as const;
 
-const Money = { allowNaN: false, allowInfinity: false, maxDecimalPlaces: 6 };
 
-const TaxRate = () => applyDecorators(IfPresent(), IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 4 }), Min(0), Max(100));
+const TaxRate = () => applyDecorators(IfPresent(), IsDecimalNumber(4), Min(0), Max(100));
 const ValidityDays = () => applyDecorators(IfPresent(), IsInt(), Min(1), Max(365));
 const Currency = () => applyDecorators(IfPresent(), IsString(), Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as EUR' }));
 
@@ -43,11 +42,11 @@ export class QuoteLineItemDto {
   description: string;
 
   @ApiProperty({ exclusiveMinimum: true, minimum: 0, maximum: 1_000_000, example: 1 })
-  @IsNumber(Money) @IsPositive({ message: 'quantity must be greater than 0' }) @Max(1_000_000)
+  @IsDecimalNumber(6) @IsPositive({ message: 'quantity must be greater than 0' }) @Max(1_000_000)
   quantity: number;
 
   @ApiProperty({ minimum: 0, maximum: 1_000_000_000, example: 249.5, description: 'Per unit, in the quote currency' })
-  @IsNumber(Money) @Min(0) @Max(1_000_000_000)
+  @IsDecimalNumber(6) @Min(0) @Max(1_000_000_000)
   unitPrice: number;
 
   @ApiPropertyOptional({ enum: ITEM_TYPES, default: 'other' })
