@@ -103,3 +103,26 @@ describe('numbers in exponent form', () => {
     expect(fine.status).toBe(200);
   });
 });
+
+describe('bodies that are not JSON objects', () => {
+  let app: TestApp;
+  let f: QuoteFixtures;
+  let org: Org;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    f = new QuoteFixtures(app);
+    org = await f.organization();
+  });
+  afterAll(() => app.close());
+
+  it.each(['null', '[]', '"text"', '42', 'true'])('%s is a 422 naming the body, also where every field is optional, and creates nothing', async (payload) => {
+    const submissionId = await f.submission(org);
+    const response = await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey, payload, headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(422);
+    expect(response.body.error.details.fields).toEqual([{ path: '', message: 'the body must be a JSON object' }]);
+    expect((await app.request('GET', `/api/v1/quotes?submissionId=${submissionId}`, { token: org.apiKey })).body.data).toEqual([]);
+    // no body at all still means "all defaults"
+    expect((await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey })).status).toBe(201);
+  });
+});

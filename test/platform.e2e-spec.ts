@@ -148,6 +148,14 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       expect((await app.request('GET', `/admin/v1/organizations/${id}`, { token: ADMIN_TOKEN })).body).toEqual(patched.body);
     });
 
+    it('answers a PATCH that changes nothing (no body, an empty object) with 422 and the fields to send', async () => {
+      for (const request of [{}, { body: {} }]) {
+        const res = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, ...request });
+        expect(res.status).toBe(422);
+        expect(res.body.error.details.fields[0].message).toMatch(/^provide at least one of: name, /);
+      }
+    });
+
     it('rejects webhook URLs that are not http(s)', async () => {
       const res = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: 'ftp://example.com' } } });
       expect(res.status).toBe(422);

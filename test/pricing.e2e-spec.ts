@@ -290,7 +290,7 @@ describe('live pricing', () => {
         [{ configHash: session.configHash, lineItems: [item], comment: 'hi' }, ['comment']],
         [{ configHash: session.configHash, lineItems: { 0: item } }, ['lineItems']],
         [{ configHash: session.configHash, lineItems: [null, 'x'] }, ['lineItems[0]', 'lineItems[1]']],
-        [[], ['configHash', 'lineItems']],
+        [[], ['']],
       ];
       for (const [body, paths] of cases) {
         const res = await app.request('PUT', adjustments, { body });

@@ -20,12 +20,21 @@ export function jsonDepth(value: unknown, limit = Number.POSITIVE_INFINITY): num
 }
 
 /**
- * Refuses bodies nested deeper than MAX_BODY_DEPTH before validation walks them (validators and
- * transformers recurse, and a 10,000-deep array would overflow their stack).
+ * Every JSON body of this API is an object. Refuses any other JSON value (`null`, a string, an
+ * array) with 422, and bodies nested deeper than MAX_BODY_DEPTH with 400 before validation walks
+ * them (validators and transformers recurse, and a 10,000-deep array would overflow their stack).
  */
-export function registerBodyDepthLimit(fastify: FastifyInstance): void {
+export function registerBodyShapeChecks(fastify: FastifyInstance): void {
   fastify.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.body === undefined || jsonDepth(request.body, MAX_BODY_DEPTH) <= MAX_BODY_DEPTH) return;
+    const body = request.body;
+    if (body === undefined) return;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      return reply
+        .status(422)
+        .type('application/json')
+        .send(errorBody('validation_error', 'The request is invalid.', { fields: [{ path: '', message: 'the body must be a JSON object' }] }));
+    }
+    if (jsonDepth(body, MAX_BODY_DEPTH) <= MAX_BODY_DEPTH) return;
     return reply
       .status(400)
       .type('application/json')

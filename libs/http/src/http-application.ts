@@ -2,7 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CredentialResolver } from './auth';
-import { registerBodyDepthLimit } from './body-depth';
+import { registerBodyShapeChecks } from './body-depth';
 import { ErrorEnvelopeFilter, toErrorResponse } from './error-envelope.filter';
 import { IdempotencyStore, registerIdempotency } from './idempotency';
 import { RateLimiter, registerRequestAuthentication, type RateLimits } from './rate-limit';
@@ -42,7 +42,7 @@ export function configureHttpApplication(
       return reply.status(status).type('application/json').send(body);
     }
   });
-  registerBodyDepthLimit(fastify);
+  registerBodyShapeChecks(fastify);
   registerRequestAuthentication(fastify, app.get(CredentialResolver), app.get(RateLimiter), options.limits);
   registerIdempotency(fastify, app.get(IdempotencyStore));
   app.useGlobalFilters(new ErrorEnvelopeFilter());

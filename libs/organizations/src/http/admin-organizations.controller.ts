@@ -1,12 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminGuard } from '@lib/http';
-import { APP_CONFIG, stripHtml, type AppConfig } from '@lib/shared';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdminGuard, ApiErrors } from '@lib/http';
+import { APP_CONFIG, stripHtml, ValidationFailed, type AppConfig } from '@lib/shared';
 import { assertWebhookUrlsAllowed } from '@lib/webhooks/transport/webhook-url-policy';
 import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type CreatedApiKey } from '../application/organization.commands';
 import { OrganizationDirectory, toAdminOrganization } from '../application/organization-directory';
 import { CreateApiKeyDto, CreateOrganizationDto, UpdateOrganizationDto } from './organization.dto';
+
+/** What a PATCH may change; a PATCH with none of them is refused rather than answered as a no-op. */
+const ORGANIZATION_PATCH_FIELDS = ['name', 'locale', 'unitSystem', 'currency', 'plan', 'settings'] as const;
 
 @ApiTags('admin')
 @ApiBearerAuth('admin')
@@ -47,6 +50,9 @@ export class AdminOrganizationsController {
   @Patch(':orgId')
   async update(@Param('orgId') orgId: string, @Body() body: UpdateOrganizationDto) {
     await this.directory.get(orgId);
+    if (!ORGANIZATION_PATCH_FIELDS.some((field) => body?.[field] !== undefined)) {
+      throw new ValidationFailed([{ path: '', message: `provide at least one of: ${ORGANIZATION_PATCH_FIELDS.join(', ')}` }]);
+    }
     await assertWebhookUrlsAllowed(body.settings, { allowPrivateNetworks: this.config.webhookAllowPrivateNetworks });
     const { settings, ...changes } = body;
     if (changes.name !== undefined) changes.name = stripHtml(changes.name);
@@ -55,7 +61,16 @@ export class AdminOrganizationsController {
   }
 
   @Post(':orgId/api-keys')
-  @ApiOperation({ summary: 'Create an API key; the key is shown only in this response' })
+  @ApiOperation({ summary: 'Create an API key; the key is shown only in this response', description: 'Organizations on plan `free` or `essential` cannot have API keys (403 `forbidden_plan`).' })
+  @ApiCreatedResponse({
+    description: '`key` is shown only in this response',
+    schema: {
+      type: 'object',
+      required: ['id', 'name', 'readOnly', 'key', 'createdAt'],
+      properties: { id: { type: 'string' }, name: { type: 'string' }, readOnly: { type: 'boolean' }, key: { type: 'string' }, createdAt: { type: 'integer', description: 'Unix ms' } },
+    },
+  })
+  @ApiErrors('forbidden_plan')
   async createApiKey(@Param('orgId') orgId: string, @Body() body: CreateApiKeyDto): Promise<CreatedApiKey> {
     await this.directory.get(orgId);
     return this.commands.execute(new CreateApiKey(orgId, stripHtml(body.name), body.readOnly ?? false));

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ApiErrors, ApiKeyGuard, CurrentCaller, PageQuery, pageJson, pageLimit, type ApiCaller } from '@lib/http';
 import { ValidationFailed } from '@lib/shared';
@@ -55,6 +55,7 @@ export class QuotesController {
     description:
       "Omitted terms default from the organization's quote settings and currency. Without `lineItems` the breakdown is the submission's frozen external pricing when its configHash matches the submission's, else its base pricing. The quote gets the next gap-free number `Q-<year>-<6 digits>` and the submission becomes `quoted`.",
   })
+  @ApiBody({ type: CreateQuoteDto, required: false, description: 'Every field is optional; no body at all means all defaults.' })
   @ApiCreatedResponse({ type: QuoteIdResponse })
   async create(@CurrentCaller() caller: ApiCaller, @Param('submissionId') submissionId: string, @Body() body: CreateQuoteDto): Promise<QuoteIdResponse> {
     const quoteId = await this.commands.execute<CreateQuote, string>(
