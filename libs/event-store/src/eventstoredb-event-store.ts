@@ -4,6 +4,7 @@ import {
   ANY,
   AppendExpectedRevision,
   BACKWARDS,
+  ClientAppendResult,
   ClientEventData,
   ClientSubscription,
   END,
@@ -95,7 +96,7 @@ export class EventStoreDbEventStore extends EventStore {
     }
     const expectedRevision = toClientRevision(expected);
     if (events.length === 0) return this.checkRevision(streamId, expected);
-    let result;
+    let result: ClientAppendResult;
     try {
       result = await this.client.appendToStream(streamId, events.map((event) => this.toEventData(event)), { expectedRevision });
     } catch (error) {
