@@ -1,2 +1,3 @@
 export * from './event-store.port';
 export * from './sqlite-event-store';
+export * from './eventstoredb-event-store';

@@ -3,16 +3,25 @@ import { join } from 'node:path';
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
-import { EventStore, SqliteEventStore } from '@lib/event-store';
+import { EventStore, EventStoreDbEventStore, SqliteEventStore } from '@lib/event-store';
 import { MessageBus, SqliteMessageBus } from '@lib/message-bus';
 import { ReadStore, SqliteReadStore } from '@lib/read-store';
-import { APP_CONFIG, Clock, IdGenerator, RandomIdGenerator, SystemClock, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, Clock, ConfigError, IdGenerator, RandomIdGenerator, SystemClock, type AppConfig } from '@lib/shared';
 import { ProjectionRegistry } from './projection-registry';
 import { ReactorRegistry } from './reactor-registry';
 
 function ensureDataDir(config: AppConfig): string {
   mkdirSync(config.dataDir, { recursive: true });
   return config.dataDir;
+}
+
+/** A malformed connection string stops start-up with a line naming the variable (decisions §1). */
+function connectEventStoreDb(url: string): EventStoreDbEventStore {
+  try {
+    return EventStoreDbEventStore.connect({ url });
+  } catch (error) {
+    throw new ConfigError('EVENTSTORE_URL', `is not an EventStoreDB connection string (esdb://…): ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /**
@@ -28,7 +37,8 @@ function ensureDataDir(config: AppConfig): string {
     {
       provide: EventStore,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new SqliteEventStore({ file: join(ensureDataDir(config), 'events.db') }),
+      useFactory: (config: AppConfig) =>
+        config.eventStoreUrl ? connectEventStoreDb(config.eventStoreUrl) : new SqliteEventStore({ file: join(ensureDataDir(config), 'events.db') }),
     },
     {
       provide: ReadStore,
