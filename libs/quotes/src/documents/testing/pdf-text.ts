@@ -1,0 +1,18 @@
+/**
+ * The text drawn in a PDF written by pdfkit with `compress: false` and standard fonts: each
+ * `TJ` array becomes one line (its hex strings decoded as Windows-1252, as pdfkit encodes them).
+ */
+/** Windows-1252 at 0x80–0x9F (Node's TextDecoder treats the label as Latin-1 there). */
+const CP1252_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
+
+const decode = (bytes: Buffer) => [...bytes].map((b) => (b >= 0x80 && b <= 0x9f ? CP1252_HIGH[b - 0x80] : String.fromCharCode(b))).join('');
+
+export function pdfText(pdf: Buffer): string {
+  const source = pdf.toString('latin1');
+  const lines: string[] = [];
+  for (const match of source.matchAll(/\[((?:\s*(?:<[0-9a-fA-F]*>|-?[\d.]+))*)\s*\]\s*TJ/g)) {
+    const hex = [...match[1].matchAll(/<([0-9a-fA-F]*)>/g)].map((m) => m[1]).join('');
+    lines.push(decode(Buffer.from(hex, 'hex')));
+  }
+  return lines.join('\n');
+}
