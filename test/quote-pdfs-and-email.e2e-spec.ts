@@ -2,7 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { FileLinks, quotePdfPath } from '@lib/quotes';
+import { applyEvent, collectionName, matches } from '@lib/event-sourcing';
+import { EventStore } from '@lib/event-store';
+import { FileLinks, QUOTE_MAILS, QUOTE_PDFS, QuotePdfReactor, QuoteSentMailReactor, quotePdfId, quotePdfPath, quoteStream, type QuotePdfRecord } from '@lib/quotes';
+import { ReadStore, SqliteReadStore } from '@lib/read-store';
+import { ProjectionRegistry } from '@lib/runtime';
 import { QuoteFixtures, pause, type Org } from './quotes-fixtures';
 import { TestApp } from './support/test-app';
 
@@ -222,5 +226,54 @@ describe('quote e-mail over SMTP (SMTP_URL, a real smtp-server in the test)', ()
     expect(failed).toMatchObject({ attempts: 3, maxAttempts: 3, pdfAttached: false, deliveredAt: null });
     expect(failed.lastError).toMatch(/451|busy/);
     expect(received.some((m) => m.to.includes('never@example.com'))).toBe(false);
+  });
+
+  it('given the outbox sees the send again, then no second mail is sent and the PDF is not made again', async () => {
+    const quoteId = await f.createQuote(org, submissionId);
+    await f.send(org, quoteId, { recipients: ['once@example.com'] });
+    await until('the delivery', async () => (await emails(quoteId)).find((m: any) => m.status === 'sent'));
+    const reads = app.get(ReadStore);
+    const pdfBefore = await reads.get<QuotePdfRecord>(QUOTE_PDFS, quotePdfId(quoteId, 1));
+    expect(pdfBefore?.status).toBe('done');
+    const events = await app.get(EventStore).readStream(quoteStream(quoteId));
+    for (const event of events) {
+      await app.get(QuotePdfReactor).react(event);
+      await app.get(QuoteSentMailReactor).react(event);
+    }
+    await pause(300);
+    expect(received.filter((m) => m.to.includes('once@example.com'))).toHaveLength(1);
+    expect(await emails(quoteId)).toHaveLength(1);
+    expect(await reads.get<QuotePdfRecord>(QUOTE_PDFS, quotePdfId(quoteId, 1))).toEqual(pdfBefore);
+  });
+
+  it('given every projection is rebuilt from the whole event log, then no PDF job or mail is created or sent', async () => {
+    const quoteId = await f.createQuote(org, submissionId);
+    await f.send(org, quoteId, { recipients: ['rebuild@example.com'] });
+    await until('the delivery', async () => (await emails(quoteId)).find((m: any) => m.status === 'sent'));
+    const reads = app.get(ReadStore);
+    const counts = async () => [await reads.count(QUOTE_PDFS), await reads.count(QUOTE_MAILS), received.length];
+    const before = await counts();
+    const projections = app.get(ProjectionRegistry).all();
+    const owned = projections.flatMap((p) => Object.keys(p.collections).map((c) => collectionName(p, c)));
+    expect(owned).not.toContain(QUOTE_PDFS);
+    expect(owned).not.toContain(QUOTE_MAILS);
+    const rebuilt = new SqliteReadStore({ file: ':memory:' });
+    const events = app.get(EventStore);
+    for (let after = 0; ; ) {
+      const page = await events.readAll({ after, maxCount: 500 });
+      if (page.length === 0) break;
+      for (const event of page) {
+        for (const projection of projections.filter((p) => matches(p.filter, event))) {
+          await applyEvent(rebuilt, projection, event);
+          await applyEvent(reads, projection, event);
+        }
+      }
+      after = page[page.length - 1].position;
+    }
+    await pause(300);
+    expect(await rebuilt.listCollections()).not.toContain(QUOTE_PDFS);
+    expect(await rebuilt.listCollections()).not.toContain(QUOTE_MAILS);
+    expect(await counts()).toEqual(before);
+    await rebuilt.close();
   });
 });
