@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
@@ -134,6 +135,46 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
       return res.bytes.equals(before.bytes) ? null : res;
     });
     expect(after.bytes.subarray(0, 5).toString()).toBe('%PDF-');
+  });
+});
+
+describe('quote PDFs when generation fails', () => {
+  let app: TestApp;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'quoting-pdf-fail-'));
+    // a file where the PDF directory belongs: every write of a PDF fails
+    writeFileSync(join(dataDir, 'pdfs'), 'not a directory');
+    app = await TestApp.start({ PDF_RETRY_SCHEDULE_MS: '0,20,20', MAIL_RETRY_SCHEDULE_MS: '0,20' }, dataDir);
+  });
+  afterAll(async () => {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('given the PDF cannot be stored, then it is retried and ends failed; the mail renders it itself; a later change makes it again', async () => {
+    const f = new QuoteFixtures(app);
+    const org = await f.organization();
+    const quoteId = await f.createQuote(org, await f.submission(org));
+    const failed = await until('the failed PDF', async () => {
+      const quote = await f.quote(org, quoteId);
+      return quote.pdf.status === 'failed' ? quote : null;
+    });
+    expect(failed.pdf).toEqual({ status: 'failed', url: null });
+    expect(await app.get(ReadStore).get(QUOTE_PDFS, quotePdfId(quoteId, 1))).toMatchObject({ attempts: 3, lastError: expect.stringMatching(/ENOTDIR|EEXIST/) });
+
+    await f.send(org, quoteId);
+    const mail = await until('the mail', async () => f.mails(quoteId).find((m) => m.attachments));
+    expect(mail.attachments).toEqual([{ filename: `${failed.quoteNumber}-v1.pdf`, contentType: 'application/pdf', size: expect.any(Number) }]);
+
+    rmSync(join(dataDir, 'pdfs'));
+    expect((await app.request('PATCH', `/api/v1/quotes/${quoteId}`, { token: org.apiKey, body: { notes: 'Fitted in May', revise: true } })).status).toBe(200);
+    const ready = await until('the PDF of version 2', async () => {
+      const quote = await f.quote(org, quoteId);
+      return quote.version === 2 && quote.pdf.status === 'ready' ? quote : null;
+    });
+    expect((await download(app, ready.pdf.url)).bytes.subarray(0, 5).toString()).toBe('%PDF-');
   });
 });
 

@@ -98,10 +98,6 @@ export class SmtpQuoteMailer extends QuoteMailer {
     const info = await this.transport.sendMail(toNodemailer(message, attachments, this.config.mailFrom));
     this.logger.log(`${message.quoteNumber} v${message.version} mailed to ${message.to.join(', ')} over SMTP (${String(info.response ?? '')})`);
   }
-
-  close(): void {
-    this.transport.close();
-  }
 }
 
 export function createQuoteMailer(config: AppConfig): QuoteMailer {
