@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ApiErrors } from '@lib/http';
 import { Clock } from '@lib/shared';
@@ -37,9 +37,9 @@ export class QuoteFilesController {
     description:
       'The link comes from `pdf.url` of GET /api/v1/quotes/{id} and is valid for 5 minutes. A changed path, expiry or signature answers 403 `link_invalid`; an expired link 403 `link_expired` (read the quote again for a fresh link).',
   })
+  @ApiParam({ name: 'file', description: '`<version>.pdf`', example: '1.pdf' })
   @ApiQuery({ name: 'expires', type: String, description: 'Unix ms after which the link is refused' })
   @ApiQuery({ name: 'signature', type: String, description: 'hex HMAC-SHA256 of the path and expiry' })
-  @ApiProduces('application/pdf')
   @ApiOkResponse({ description: 'the PDF', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors('link_invalid', 'link_expired', 'not_found')
   async download(

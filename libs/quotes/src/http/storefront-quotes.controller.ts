@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ApiErrors } from '@lib/http';
 import { OrganizationDirectory } from '@lib/organizations';
@@ -63,7 +63,6 @@ export class StorefrontQuotesController {
     description:
       'The PDF of the version last sent to the customer (a draft revision stays unseen until it is sent). 404 `not_found` for an unknown token, and while the PDF is still being made. Does not count as a view.',
   })
-  @ApiProduces('application/pdf')
   @ApiOkResponse({ description: 'the PDF', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors('not_found')
   async pdf(@Param('quoteToken') token: string, @Res() reply: FastifyReply): Promise<void> {
