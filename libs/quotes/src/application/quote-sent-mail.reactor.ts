@@ -10,8 +10,6 @@ import { newJob } from '../documents/job-queue';
 import { QuoteMailJobs } from '../documents/quote-mail-jobs';
 import type { QuoteMail } from './quote-mailer';
 
-type Locale = DocumentLocale;
-
 interface MailFacts {
   organization: string;
   customer: string | null;
@@ -27,33 +25,29 @@ interface MailTexts {
   body: (f: MailFacts) => string;
   /** the line above the link in the HTML body */
   linkText: string;
-  attached: string;
 }
 
-const TEXTS: Record<Locale, MailTexts> = {
+const TEXTS: Record<DocumentLocale, MailTexts> = {
   en: {
     subject: (f) => `Your quote ${f.quoteNumber} from ${f.organization}`,
     body: (f) =>
       `${f.customer ? `Dear ${f.customer}` : 'Hello'},\n\n${f.organization} has sent you quote ${f.quoteNumber} (version ${f.version}) ` +
-      `for a total of ${f.total}. It is valid until ${f.validUntil}.\n\nView, accept or decline it here:\n${f.url}\n\nKind regards,\n${f.organization}\n`,
+      `for a total of ${f.total}. It is valid until ${f.validUntil}.\n\nView, accept or decline it here:\n${f.url}\n\nThe quote is attached as a PDF.\n\nKind regards,\n${f.organization}\n`,
     linkText: 'View, accept or decline the quote',
-    attached: 'The quote is attached as a PDF.',
   },
   de: {
     subject: (f) => `Ihr Angebot ${f.quoteNumber} von ${f.organization}`,
     body: (f) =>
       `${f.customer ? `Guten Tag ${f.customer}` : 'Guten Tag'},\n\n${f.organization} hat Ihnen das Angebot ${f.quoteNumber} (Version ${f.version}) ` +
-      `über insgesamt ${f.total} gesendet. Es ist gültig bis ${f.validUntil}.\n\nHier können Sie es ansehen, annehmen oder ablehnen:\n${f.url}\n\nMit freundlichen Grüßen\n${f.organization}\n`,
+      `über insgesamt ${f.total} gesendet. Es ist gültig bis ${f.validUntil}.\n\nHier können Sie es ansehen, annehmen oder ablehnen:\n${f.url}\n\nDas Angebot finden Sie als PDF im Anhang.\n\nMit freundlichen Grüßen\n${f.organization}\n`,
     linkText: 'Angebot ansehen, annehmen oder ablehnen',
-    attached: 'Das Angebot finden Sie als PDF im Anhang.',
   },
   nl: {
     subject: (f) => `Uw offerte ${f.quoteNumber} van ${f.organization}`,
     body: (f) =>
       `${f.customer ? `Beste ${f.customer}` : 'Hallo'},\n\n${f.organization} heeft u offerte ${f.quoteNumber} (versie ${f.version}) ` +
-      `gestuurd voor een totaal van ${f.total}. De offerte is geldig tot ${f.validUntil}.\n\nBekijk, accepteer of weiger de offerte hier:\n${f.url}\n\nMet vriendelijke groet,\n${f.organization}\n`,
+      `gestuurd voor een totaal van ${f.total}. De offerte is geldig tot ${f.validUntil}.\n\nBekijk, accepteer of weiger de offerte hier:\n${f.url}\n\nDe offerte is als pdf bijgevoegd.\n\nMet vriendelijke groet,\n${f.organization}\n`,
     linkText: 'Offerte bekijken, accepteren of weigeren',
-    attached: 'De offerte is als pdf bijgevoegd.',
   },
 };
 
@@ -61,12 +55,12 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 
 /** The plain-text body as simple HTML: every text escaped, the quote link as a button-like link. */
-function htmlBody(text: string, url: string, texts: MailTexts, locale: Locale): string {
+function htmlBody(text: string, url: string, texts: MailTexts, locale: DocumentLocale): string {
   const paragraphs = text
     .trim()
     .split(/\n{2,}/)
     .map((p) => (p.includes(url) ? `<p><a href="${escapeHtml(url)}">${escapeHtml(texts.linkText)}</a><br>${escapeHtml(url)}</p>` : `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`));
-  return `<!DOCTYPE html>\n<html lang="${locale}"><head><meta charset="utf-8"></head><body>\n${paragraphs.join('\n')}\n<p>${escapeHtml(texts.attached)}</p>\n</body></html>\n`;
+  return `<!DOCTYPE html>\n<html lang="${locale}"><head><meta charset="utf-8"></head><body>\n${paragraphs.join('\n')}\n</body></html>\n`;
 }
 
 /**
@@ -84,14 +78,14 @@ export function composeQuoteMail(id: string, data: QuoteSent['data'], organizati
     validUntil: new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(data.validUntil),
     url: data.customerUrl,
   };
-  const text = `${TEXTS[locale].body(facts)}\n${TEXTS[locale].attached}\n`;
+  const text = TEXTS[locale].body(facts);
   return {
     id,
     to: data.recipients,
     locale,
     subject: TEXTS[locale].subject(facts),
     text,
-    html: htmlBody(TEXTS[locale].body(facts), data.customerUrl, TEXTS[locale], locale),
+    html: htmlBody(text, data.customerUrl, TEXTS[locale], locale),
     quoteUrl: data.customerUrl,
     organizationId: data.organizationId,
     quoteId: data.quoteId,

@@ -64,7 +64,11 @@ export class QuoteDocumentsWorker implements OnApplicationBootstrap, BeforeAppli
   private async deliver(record: QuoteMailRecord): Promise<JobOutcome<QuoteMailRecord>> {
     const pdf = await this.pdfs.get(quotePdfId(record.quoteId, record.version));
     const attachment = await this.attachmentFor(record, pdf);
-    if (!attachment) return { kind: 'wait', until: this.clock.now() + PDF_WAIT_MS, note: 'waiting for the PDF' };
+    if (!attachment) {
+      // a PDF waiting for its next retry is not looked at before that retry is due
+      const soonest = this.clock.now() + PDF_WAIT_MS;
+      return { kind: 'wait', until: pdf?.status === 'pending' ? Math.max(soonest, pdf.scheduledFor) : soonest, note: 'waiting for the PDF' };
+    }
     await this.mailer.send(record.message, [attachment]);
     return { kind: 'done', changes: { deliveredAt: this.clock.now(), pdfAttached: true } };
   }
