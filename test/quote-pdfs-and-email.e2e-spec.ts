@@ -9,7 +9,8 @@ import { FileLinks, QUOTE_MAILS, QUOTE_PDFS, QuotePdfReactor, QuoteSentMailReact
 import { ReadStore, SqliteReadStore } from '@lib/read-store';
 import { ProjectionRegistry } from '@lib/runtime';
 import { QuoteFixtures, pause, type Org } from './quotes-fixtures';
-import { TestApp } from './support/test-app';
+import { pdfText } from '@lib/quotes/documents/testing/pdf-text';
+import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 const BASE = 'http://localhost:3000';
 
@@ -64,6 +65,23 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
     expect(res.bytes.subarray(0, 5).toString()).toBe('%PDF-');
     await pause(5);
     expect((await f.quote(org, quoteId)).pdf.url).not.toBe(quote.pdf.url);
+  });
+
+  it("given a German customer of an imperial organization, then the downloaded PDF is in German with sizes in inches", async () => {
+    const imperial = await f.organization();
+    const patched = await app.request('PATCH', `/admin/v1/organizations/${imperial.organizationId}`, { token: ADMIN_TOKEN, body: { unitSystem: 'imperial' } });
+    expect(patched.status).toBe(200);
+    const quoteId = await f.createQuote(imperial, await f.submission(imperial, { locale: 'de', name: 'Grete <b>Müller</b>' }), { reference: 'Küche & Bad' });
+    let quote: any;
+    await until('the PDF', async () => {
+      quote = (await app.request('GET', `/api/v1/quotes/${quoteId}`, { token: imperial.apiKey })).body;
+      return quote.pdf.status === 'ready';
+    });
+    const text = pdfText((await download(app, quote.pdf.url)).bytes);
+    const total = new Intl.NumberFormat('de', { style: 'currency', currency: 'EUR' }).format(quote.total).replace(/\u00a0/g, ' ');
+    for (const expected of ['Angebot', `Org ${imperial.slug}`, quote.quoteNumber, 'Küche & Bad', 'Grete Müller', 'Gesamtbetrag', total]) expect(text).toContain(expected);
+    expect(text).toMatch(/Größe \(B × H\)\n\d+,\d × \d+,\d in/);
+    expect(text).not.toMatch(/\d mm/);
   });
 
   it('given a tampered, foreign or expired link, then the download is refused with 403', async () => {
@@ -243,6 +261,8 @@ describe('quote e-mail over SMTP (SMTP_URL, a real smtp-server in the test)', ()
     expect(attachment?.[1]).toBe(`${quote.quoteNumber}-v1.pdf`);
     const pdf = Buffer.from(attachment![2].replace(/\s/g, ''), 'base64');
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    expect(pdfText(pdf)).toContain(`Angebot`);
+    expect(pdfText(pdf)).toContain(quote.quoteNumber);
     expect((await emails(quoteId))[0]).toMatchObject({ status: 'sent', attempts: 1, pdfAttached: true, locale: 'de' });
   });
 

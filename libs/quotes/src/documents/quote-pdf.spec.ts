@@ -77,3 +77,12 @@ describe('quote PDF', () => {
     expect(pdfText(pdf)).toContain('Item 80');
   });
 });
+
+describe('quote PDF, compressed as served', () => {
+  it('given the default compression, then the same text is drawn', async () => {
+    const compressed = await renderQuotePdf(content());
+    const plain = await renderQuotePdf(content(), { compress: false });
+    expect(compressed.length).toBeLessThan(plain.length);
+    expect(pdfText(compressed)).toBe(pdfText(plain));
+  });
+});
