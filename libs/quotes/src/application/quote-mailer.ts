@@ -91,7 +91,8 @@ export class SmtpQuoteMailer extends QuoteMailer {
 
   constructor(private readonly config: AppConfig & { smtpUrl: string }) {
     super();
-    this.transport = createTransport(config.smtpUrl);
+    // every attempt ends well within the job lease (2 min), so a hung server never doubles a mail
+    this.transport = createTransport({ url: config.smtpUrl, connectionTimeout: 30_000, greetingTimeout: 20_000, socketTimeout: 60_000, dnsTimeout: 10_000 });
   }
 
   async send(message: QuoteMail, attachments: MailAttachment[]): Promise<void> {

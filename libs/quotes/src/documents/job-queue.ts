@@ -194,6 +194,7 @@ export class JobRunner<R extends JobRecord> {
     const { store, clock } = this.options;
     let nextLook = clock.now() + this.pollIntervalMs;
     try {
+      // this process's own attempts are awaited below, within the look: none is running here now
       for (const record of await store.findAbandoned(clock.now(), 50)) {
         if (await store.compareAndSet(record, { ...record, status: 'pending', leaseUntil: null, scheduledFor: clock.now(), updatedAt: clock.now() })) {
           this.logger.warn(`${record.id}: an interrupted attempt will be made again`);
