@@ -144,11 +144,6 @@ describe('quotes on the storefront (the customer link)', () => {
     expect((await apiQuote(quoteId)).status).toBe('sent');
   });
 
-  it('answers the PDF link with 404 not_found while PDF generation is not available', async () => {
-    const { token } = await sentQuote();
-    const res = await app.request('GET', `/storefront/v1/quotes/${token}/pdf`);
-    expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);
-  });
 });
 
 describe('quote expiry (the check the outbox runs every QUOTE_EXPIRY_CHECK_MS)', () => {

@@ -3,7 +3,7 @@ import { matches } from '@lib/event-sourcing';
 import { EventStore, type RecordedEvent, type Subscription } from '@lib/event-store';
 import { MessageBus, type Consumer } from '@lib/message-bus';
 import { ReadStore } from '@lib/read-store';
-import { QuoteExpiryModule } from '@lib/quotes';
+import { QuoteDocumentsWorkerModule, QuoteExpiryModule } from '@lib/quotes';
 import { ReactorRegistry } from '@lib/runtime';
 import { WebhookDispatchModule } from '@lib/webhooks';
 
@@ -17,7 +17,7 @@ const OUTBOX_GROUP = 'outbox';
  * event; a consumer group hands each event to the registered reactors and commits only after
  * they finish. Side effects therefore happen here and nowhere else, at least once.
  */
-@Module({ imports: [QuoteExpiryModule, WebhookDispatchModule] })
+@Module({ imports: [QuoteExpiryModule, QuoteDocumentsWorkerModule, WebhookDispatchModule] })
 export class OutboxModule implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Outbox');
   private relay: Subscription | null = null;

@@ -5,6 +5,8 @@ export const ERROR_STATUS: Record<string, number> = {
   forbidden_plan: 403,
   read_only_key: 403,
   window_expired: 403,
+  link_invalid: 403,
+  link_expired: 403,
   not_found: 404,
   stale_config_hash: 409,
   quote_not_editable: 409,

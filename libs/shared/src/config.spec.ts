@@ -17,7 +17,20 @@ describe('loadConfig', () => {
       rateLimitIpPerMin: 60,
       rateLimitKeyPerMin: 120,
       rateLimitCapabilityPerMin: 120,
+      smtpUrl: undefined,
+      mailFrom: 'Quotes <quotes@localhost>',
+      fileLinkTtlMs: 300_000,
     });
+  });
+
+  it('reads the mail and file-link settings', () => {
+    const config = loadConfig({ SMTP_URL: 'smtps://user:pw@mail.example.com:465', MAIL_FROM: 'Fenster GmbH <angebote@fenster.example>', MAIL_RETRY_SCHEDULE_MS: '0,50', FILE_LINK_TTL_MS: '1000' });
+    expect(config).toMatchObject({ smtpUrl: 'smtps://user:pw@mail.example.com:465', mailFrom: 'Fenster GmbH <angebote@fenster.example>', mailRetryScheduleMs: [0, 50], fileLinkTtlMs: 1000 });
+    expect(loadConfig({ MAIL_FROM: 'quotes@example.com' }).mailFrom).toBe('quotes@example.com');
+  });
+
+  it('never echoes an invalid SMTP_URL, which may hold a password', () => {
+    expect(() => loadConfig({ SMTP_URL: 'http://user:secret@mail.example.com' })).toThrow(/^Invalid configuration: SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL$/);
   });
 
   it('turns the demo seed off by default once a real engine is configured', () => {
@@ -33,6 +46,12 @@ describe('loadConfig', () => {
     ['PUBLIC_BASE_URL', 'ftp://example.com'],
     ['PRICING_TOKEN_SECRET', 'too-short'],
     ['RATE_LIMIT_KEY_PER_MIN', '-1'],
+    ['SMTP_URL', 'mail.example.com:25'],
+    ['MAIL_FROM', 'not an address'],
+    ['MAIL_RETRY_SCHEDULE_MS', '0,1m'],
+    ['PDF_RETRY_SCHEDULE_MS', 'soon'],
+    ['FILE_LINK_SECRET', 'too-short'],
+    ['FILE_LINK_TTL_MS', '0'],
   ])('refuses %s=%s with an error naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

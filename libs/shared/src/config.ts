@@ -26,6 +26,18 @@ export interface AppConfig {
   rateLimitCapabilityPerMin: number;
   /** key of the pricing capability tokens; when unset a key is generated into DATA_DIR */
   pricingTokenSecret: string | undefined;
+  /** SMTP server of the quote e-mails (`smtp://` or `smtps://`); unset: mails are written under DATA_DIR/mail */
+  smtpUrl: string | undefined;
+  /** sender of the quote e-mails */
+  mailFrom: string;
+  /** delay before each attempt of a quote e-mail; its length is the number of attempts */
+  mailRetryScheduleMs: number[];
+  /** delay before each attempt to generate a quote PDF; its length is the number of attempts */
+  pdfRetryScheduleMs: number[];
+  /** key of the signed file links (PDF downloads); when unset a key is generated into DATA_DIR */
+  fileLinkSecret: string | undefined;
+  /** lifetime of a signed file link */
+  fileLinkTtlMs: number;
 }
 
 /** Bad configuration stops start-up with one line naming the variable. */
@@ -77,6 +89,28 @@ function optional(env: Env, name: string): string | undefined {
   return raw ? raw : undefined;
 }
 
+function smtpUrl(env: Env, name: string): string | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  let protocol = '';
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    // reported below without echoing the value: it may hold a password
+  }
+  if (!['smtp:', 'smtps:'].includes(protocol)) throw new ConfigError(name, 'must be an smtp:// or smtps:// URL');
+  return raw;
+}
+
+/** `quotes@example.com` or `Name <quotes@example.com>`. */
+function mailbox(env: Env, name: string, fallback: string): string {
+  const raw = optional(env, name) ?? fallback;
+  if (!/^(?:[^<>\r\n]*<[^<>@\s]+@[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+)$/.test(raw)) {
+    throw new ConfigError(name, `must be an e-mail address or "Name <address>", got "${raw}"`);
+  }
+  return raw;
+}
+
 function url(env: Env, name: string, fallback: string): string {
   const raw = optional(env, name) ?? fallback;
   try {
@@ -116,6 +150,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitKeyPerMin: integer(env, 'RATE_LIMIT_KEY_PER_MIN', 120),
     rateLimitCapabilityPerMin: integer(env, 'RATE_LIMIT_CAPABILITY_PER_MIN', 120),
     pricingTokenSecret: secret(env, 'PRICING_TOKEN_SECRET', 32),
+    smtpUrl: smtpUrl(env, 'SMTP_URL'),
+    mailFrom: mailbox(env, 'MAIL_FROM', 'Quotes <quotes@localhost>'),
+    mailRetryScheduleMs: schedule(env, 'MAIL_RETRY_SCHEDULE_MS', [0, 60_000, 300_000, 900_000, 3_600_000, 21_600_000]),
+    pdfRetryScheduleMs: schedule(env, 'PDF_RETRY_SCHEDULE_MS', [0, 10_000, 60_000, 300_000, 900_000]),
+    fileLinkSecret: secret(env, 'FILE_LINK_SECRET', 32),
+    fileLinkTtlMs: integer(env, 'FILE_LINK_TTL_MS', 300_000, 1, 3_600_000),
   };
 }
 

@@ -37,19 +37,40 @@ describe('quote e-mail', () => {
     expect(mail.text).toContain('https://quotes.example.com/q/abc');
   });
 
-  it('given an unsupported locale, then the mail is in English', () => {
+  it('given an unsupported locale, then the mail is in the organization locale, else English', () => {
+    expect(composeQuoteMail('ev-1', sent('fr'), 'Fenster GmbH', 'nl').locale).toBe('nl');
     expect(composeQuoteMail('ev-1', sent('fr'), 'Fenster GmbH').locale).toBe('en');
   });
 
-  it('given the same event twice, then the file mailer writes one mail', async () => {
+  it('given HTML in the names, then the HTML body escapes it and links the quote', () => {
+    const data = { ...sent('en'), customer: { name: '<script>alert(1)</script>', email: null } };
+    const mail = composeQuoteMail('ev-1', data, 'Fenster & <b>Co</b>');
+    expect(mail.html).not.toContain('<script>');
+    expect(mail.html).not.toContain('<b>');
+    expect(mail.html).toContain('Dear &lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(mail.html).toContain('Fenster &amp; &lt;b&gt;Co&lt;/b&gt;');
+    expect(mail.html).toContain('<a href="https://quotes.example.com/q/abc">');
+    expect(mail.text).toContain('Dear <script>alert(1)</script>');
+    expect(mail.text).toContain('The quote is attached as a PDF.');
+  });
+
+  it('given the same mail twice, then the file mailer writes one message with its attachment', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'quote-mail-'));
     try {
-      const mailer = new FileQuoteMailer(loadConfig({ DATA_DIR: dataDir }));
-      const mail = composeQuoteMail('ev-1', sent('en'), 'Fenster GmbH');
-      await mailer.send(mail);
-      await mailer.send({ ...mail, subject: 'changed' });
-      expect(readdirSync(join(dataDir, 'mail'))).toEqual(['ev-1.json']);
-      expect(JSON.parse(readFileSync(join(dataDir, 'mail', 'ev-1.json'), 'utf8'))).toEqual(mail);
+      const mailer = new FileQuoteMailer(loadConfig({ DATA_DIR: dataDir, MAIL_FROM: 'Fenster <angebote@fenster.example>' }));
+      const mail = composeQuoteMail('ev-1', sent('de'), 'Fenster GmbH');
+      const pdf = Buffer.from('%PDF-1.3 test');
+      await mailer.send(mail, [{ filename: 'Q-2026-000007-v2.pdf', contentType: 'application/pdf', content: pdf }]);
+      await mailer.send({ ...mail, subject: 'changed' }, []);
+      expect(readdirSync(join(dataDir, 'mail')).sort()).toEqual(['ev-1.eml', 'ev-1.json']);
+      const record = JSON.parse(readFileSync(join(dataDir, 'mail', 'ev-1.json'), 'utf8'));
+      expect(record).toMatchObject({ ...mail, from: 'Fenster <angebote@fenster.example>', attachments: [{ filename: 'Q-2026-000007-v2.pdf', contentType: 'application/pdf', size: pdf.length }] });
+      const eml = readFileSync(join(dataDir, 'mail', 'ev-1.eml'), 'utf8');
+      expect(eml).toContain('From: Fenster <angebote@fenster.example>');
+      expect(eml).toContain('To: ada@example.com, office@example.com');
+      expect(eml).toContain('Content-Type: application/pdf; name=Q-2026-000007-v2.pdf');
+      expect(eml).toContain(pdf.toString('base64'));
+      expect(eml).toContain('Content-Type: text/html');
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { withoutBookkeeping } from '@lib/event-sourcing';
 import { decodeCursor, encodeCursor, type Page } from '@lib/http';
 import { ReadStore, type Filter } from '@lib/read-store';
+import type { PdfView } from '../documents/quote-pdfs';
 import { QuoteNotFound } from '../domain/quote.errors';
 import type { QuoteLineItem, QuoteStatus } from '../domain/quote.events';
 import {
@@ -47,9 +48,9 @@ export function toQuoteContent(quote: QuoteSnapshot) {
   return { ...toQuoteListItem(quote), notes: quote.notes, lineItems: quote.lineItems.map(toLineItem) };
 }
 
-/** api-v1 single-quote read. The PDF is not generated yet, so `pdf` is `{ status: null, url: null }`. */
-export function toQuoteDetail(quote: QuoteSnapshot) {
-  return { ...toQuoteContent(quote), pdf: { status: null, url: null } };
+/** api-v1 single-quote read: the content and the current version's PDF. */
+export function toQuoteDetail(quote: QuoteSnapshot, pdf: PdfView) {
+  return { ...toQuoteContent(quote), pdf };
 }
 
 export type QuoteDetail = ReturnType<typeof toQuoteDetail>;

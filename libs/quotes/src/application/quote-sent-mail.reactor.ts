@@ -1,11 +1,14 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EventFilter, RecordedEvent } from '@lib/event-store';
 import { OrganizationDirectory } from '@lib/organizations';
 import type { Reactor } from '@lib/runtime';
+import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
 import { QUOTE_STREAM, type QuoteSent } from '../domain/quote.events';
-import { QuoteMailer, type QuoteMail } from './quote-mailer';
-
-type Locale = 'en' | 'de' | 'nl';
+import { documentLocale, type DocumentLocale } from '../documents/document-locale';
+import { DocumentSignal } from '../documents/document-signal';
+import { newJob } from '../documents/job-queue';
+import { QuoteMailJobs } from '../documents/quote-mail-jobs';
+import type { QuoteMail } from './quote-mailer';
 
 interface MailFacts {
   organization: string;
@@ -17,32 +20,55 @@ interface MailFacts {
   url: string;
 }
 
-const TEXTS: Record<Locale, { subject: (f: MailFacts) => string; body: (f: MailFacts) => string }> = {
+interface MailTexts {
+  subject: (f: MailFacts) => string;
+  body: (f: MailFacts) => string;
+  /** the line above the link in the HTML body */
+  linkText: string;
+}
+
+const TEXTS: Record<DocumentLocale, MailTexts> = {
   en: {
     subject: (f) => `Your quote ${f.quoteNumber} from ${f.organization}`,
     body: (f) =>
       `${f.customer ? `Dear ${f.customer}` : 'Hello'},\n\n${f.organization} has sent you quote ${f.quoteNumber} (version ${f.version}) ` +
-      `for a total of ${f.total}. It is valid until ${f.validUntil}.\n\nView, accept or decline it here:\n${f.url}\n\nKind regards,\n${f.organization}\n`,
+      `for a total of ${f.total}. It is valid until ${f.validUntil}.\n\nView, accept or decline it here:\n${f.url}\n\nThe quote is attached as a PDF.\n\nKind regards,\n${f.organization}\n`,
+    linkText: 'View, accept or decline the quote',
   },
   de: {
     subject: (f) => `Ihr Angebot ${f.quoteNumber} von ${f.organization}`,
     body: (f) =>
       `${f.customer ? `Guten Tag ${f.customer}` : 'Guten Tag'},\n\n${f.organization} hat Ihnen das Angebot ${f.quoteNumber} (Version ${f.version}) ` +
-      `über insgesamt ${f.total} gesendet. Es ist gültig bis ${f.validUntil}.\n\nHier können Sie es ansehen, annehmen oder ablehnen:\n${f.url}\n\nMit freundlichen Grüßen\n${f.organization}\n`,
+      `über insgesamt ${f.total} gesendet. Es ist gültig bis ${f.validUntil}.\n\nHier können Sie es ansehen, annehmen oder ablehnen:\n${f.url}\n\nDas Angebot finden Sie als PDF im Anhang.\n\nMit freundlichen Grüßen\n${f.organization}\n`,
+    linkText: 'Angebot ansehen, annehmen oder ablehnen',
   },
   nl: {
     subject: (f) => `Uw offerte ${f.quoteNumber} van ${f.organization}`,
     body: (f) =>
       `${f.customer ? `Beste ${f.customer}` : 'Hallo'},\n\n${f.organization} heeft u offerte ${f.quoteNumber} (versie ${f.version}) ` +
-      `gestuurd voor een totaal van ${f.total}. De offerte is geldig tot ${f.validUntil}.\n\nBekijk, accepteer of weiger de offerte hier:\n${f.url}\n\nMet vriendelijke groet,\n${f.organization}\n`,
+      `gestuurd voor een totaal van ${f.total}. De offerte is geldig tot ${f.validUntil}.\n\nBekijk, accepteer of weiger de offerte hier:\n${f.url}\n\nDe offerte is als pdf bijgevoegd.\n\nMet vriendelijke groet,\n${f.organization}\n`,
+    linkText: 'Offerte bekijken, accepteren of weigeren',
   },
 };
 
-const localeOf = (locale: string): Locale => (locale in TEXTS ? (locale as Locale) : 'en');
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 
-/** The quote e-mail in the recipient's language; amounts and dates formatted for that locale. */
-export function composeQuoteMail(id: string, data: QuoteSent['data'], organizationName: string): QuoteMail {
-  const locale = localeOf(data.locale);
+/** The plain-text body as simple HTML: every text escaped, the quote link as a button-like link. */
+function htmlBody(text: string, url: string, texts: MailTexts, locale: DocumentLocale): string {
+  const paragraphs = text
+    .trim()
+    .split(/\n{2,}/)
+    .map((p) => (p.includes(url) ? `<p><a href="${escapeHtml(url)}">${escapeHtml(texts.linkText)}</a><br>${escapeHtml(url)}</p>` : `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`));
+  return `<!DOCTYPE html>\n<html lang="${locale}"><head><meta charset="utf-8"></head><body>\n${paragraphs.join('\n')}\n</body></html>\n`;
+}
+
+/**
+ * The quote e-mail in the language recorded at the send (else the organization's, else English);
+ * amounts and dates formatted for that locale.
+ */
+export function composeQuoteMail(id: string, data: QuoteSent['data'], organizationName: string, organizationLocale?: string): QuoteMail {
+  const locale = documentLocale(data.locale, organizationLocale);
   const facts: MailFacts = {
     organization: organizationName,
     customer: data.customer.name,
@@ -52,22 +78,26 @@ export function composeQuoteMail(id: string, data: QuoteSent['data'], organizati
     validUntil: new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(data.validUntil),
     url: data.customerUrl,
   };
+  const text = TEXTS[locale].body(facts);
   return {
     id,
     to: data.recipients,
     locale,
     subject: TEXTS[locale].subject(facts),
-    text: TEXTS[locale].body(facts),
+    text,
+    html: htmlBody(text, data.customerUrl, TEXTS[locale], locale),
     quoteUrl: data.customerUrl,
     organizationId: data.organizationId,
     quoteId: data.quoteId,
     quoteNumber: data.quote.quoteNumber,
+    version: data.quote.version,
   };
 }
 
 /**
- * Mails the customer on every `quote.v1.sent`. Runs in the outbox, at least once per event; the
- * mailer writes one mail per event id, so a redelivered event does not mail twice.
+ * Records the customer's e-mail on every `quote.v1.sent`: one delivery record per event (its id
+ * is the event id, so a redelivered event creates nothing new). Runs in the outbox; the document
+ * worker sends it with the version's PDF attached, retrying on the mail schedule.
  */
 @Injectable()
 export class QuoteSentMailReactor implements Reactor {
@@ -75,13 +105,28 @@ export class QuoteSentMailReactor implements Reactor {
   readonly filter: EventFilter = { streamPrefixes: [QUOTE_STREAM], eventTypePrefixes: ['quote.v1.sent'] };
 
   constructor(
-    private readonly mailer: QuoteMailer,
+    private readonly mails: QuoteMailJobs,
     private readonly organizations: OrganizationDirectory,
+    private readonly signal: DocumentSignal,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async react(event: RecordedEvent): Promise<void> {
+    if (event.type !== 'quote.v1.sent') return;
     const data = (event as unknown as QuoteSent).data;
     const organization = await this.organizations.find(data.organizationId);
-    await this.mailer.send(composeQuoteMail(event.id, data, organization?.name ?? ''));
+    const message = composeQuoteMail(event.id, data, organization?.name ?? '', organization?.locale);
+    const created = await this.mails.create({
+      ...newJob(event.id, this.clock.now(), this.config.mailRetryScheduleMs),
+      organizationId: data.organizationId,
+      quoteId: data.quoteId,
+      version: data.quote.version,
+      message,
+      sentPosition: event.position,
+      deliveredAt: null,
+      pdfAttached: false,
+    });
+    if (created) this.signal.pending('mail');
   }
 }

@@ -256,9 +256,44 @@ export class QuoteContentView extends QuoteListItemView {
 }
 
 export class QuotePdfView {
-  @ApiProperty({ type: String, nullable: true, enum: ['pending', 'generating', 'ready', 'failed'], description: 'null: no PDF has been generated (PDF generation is not available yet)' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['pending', 'generating', 'ready', 'failed'],
+    description:
+      "The PDF of the quote's current version: `pending` → `generating` → `ready`; `failed` once every retry failed. It is made when a version is created, changes as a draft, and when it is sent. null: this version never had a PDF (quotes older than PDF generation).",
+  })
   status: string | null;
-  @ApiProperty({ type: String, nullable: true }) url: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'uri',
+    description:
+      'When `ready`: a signed download link `{PUBLIC_BASE_URL}/files/quotes/{id}/v/{version}.pdf?expires=…&signature=…`, valid for 5 minutes (FILE_LINK_TTL_MS). Every read returns a fresh link; fetch the quote again rather than storing it. null otherwise.',
+  })
+  url: string | null;
+}
+
+export class QuoteMailView {
+  @ApiProperty({ description: 'the delivery id (the id of the quote.sent event)' }) id: string;
+  @ApiProperty({ description: 'the quote version that was sent' }) version: number;
+  @ApiProperty({ type: [String] }) recipients: string[];
+  @ApiProperty({ enum: ['en', 'de', 'nl'] }) locale: string;
+  @ApiProperty() subject: string;
+  @ApiProperty({ enum: ['pending', 'sending', 'sent', 'failed'], description: '`failed` once every attempt on MAIL_RETRY_SCHEDULE_MS failed' }) status: string;
+  @ApiProperty() attempts: number;
+  @ApiProperty() maxAttempts: number;
+  @ApiProperty({ type: String, nullable: true, description: 'why the last attempt failed (or what a pending mail waits for)' }) lastError: string | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'Unix ms of the next attempt while pending' }) nextAttemptAt: number | null;
+  @ApiProperty({ type: Number, nullable: true }) deliveredAt: number | null;
+  @ApiProperty({ description: 'the delivered message carried the PDF of the version' }) pdfAttached: boolean;
+  @ApiProperty() createdAt: number;
+  @ApiProperty() updatedAt: number;
+}
+
+export class QuoteMailsPage {
+  @ApiProperty({ type: [QuoteMailView] }) data: QuoteMailView[];
+  @ApiProperty({ type: String, nullable: true }) nextCursor: string | null;
 }
 
 export class QuoteDetailView extends QuoteContentView {

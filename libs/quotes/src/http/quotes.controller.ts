@@ -2,7 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Put, Quer
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ApiErrors, ApiKeyGuard, CurrentCaller, PageQuery, pageJson, pageLimit, type ApiCaller } from '@lib/http';
+import { ApiErrors, ApiKeyGuard, CurrentCaller, decodeCursor, encodeCursor, PageQuery, pageJson, pageLimit, type ApiCaller } from '@lib/http';
 import { ValidationFailed } from '@lib/shared';
 import { quoteETag, type IfMatch } from '../domain/quote.decider';
 import { TERM_FIELDS, type QuoteTerms } from '../domain/quote.events';
@@ -16,6 +16,8 @@ import {
   type SentQuote,
 } from '../application/quote.commands';
 import { QuoteQueries, toQuoteDetail } from '../application/quote-queries';
+import { QuoteMailJobs, toMailDelivery } from '../documents/quote-mail-jobs';
+import { QuotePdfs } from '../documents/quote-pdfs';
 import {
   CreateQuoteDto,
   ListQuotesQuery,
@@ -23,6 +25,7 @@ import {
   QuoteIdResponse,
   QuoteLineItemsResponse,
   QuoteListPage,
+  QuoteMailsPage,
   QuoteSentResponse,
   QuoteVersionResponse,
   QuoteVersionsPage,
@@ -47,6 +50,8 @@ export class QuotesController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QuoteQueries,
+    private readonly pdfs: QuotePdfs,
+    private readonly mails: QuoteMailJobs,
   ) {}
 
   @Post('submissions/:submissionId/quotes')
@@ -86,12 +91,12 @@ export class QuotesController {
   }
 
   @Get('quotes/:quoteId')
-  @ApiOperation({ summary: 'Read a quote with notes, line items and pdf', description: 'The `ETag` header identifies this version of the quote for `If-Match`. `pdf` is `{ status: null, url: null }`: PDF generation is not available yet.' })
+  @ApiOperation({ summary: 'Read a quote with notes, line items and pdf', description: 'The `ETag` header identifies this version of the quote for `If-Match`. `pdf` is the PDF of the current version: its status and, when ready, a signed link valid for 5 minutes, fresh on every read.' })
   @ApiOkResponse({ type: QuoteDetailView, headers: { ETag: { description: '"<version>-<updatedAt>"', schema: { type: 'string' } } } })
   async get(@CurrentCaller() caller: ApiCaller, @Param('quoteId') quoteId: string, @Res({ passthrough: true }) reply: FastifyReply) {
     const quote = await this.queries.get(caller.organizationId, quoteId);
     reply.header('ETag', quoteETag(quote));
-    return toQuoteDetail(quote);
+    return toQuoteDetail(quote, await this.pdfs.view(quote.id, quote.version));
   }
 
   @Patch('quotes/:quoteId')
@@ -188,5 +193,20 @@ export class QuotesController {
   @ApiOkResponse({ type: QuoteVersionsPage })
   async versions(@CurrentCaller() caller: ApiCaller, @Param('quoteId') quoteId: string, @Query() query: PageQuery) {
     return this.queries.versions(caller.organizationId, quoteId, { limit: pageLimit(query), cursor: query.cursor });
+  }
+
+  @Get('quotes/:quoteId/emails')
+  @ApiOperation({
+    summary: 'E-mails of the quote, newest first',
+    description:
+      'One entry per send: recipients, language, delivery status (`pending` → `sending` → `sent`, or `failed` after the last retry), attempts and the last error. Failed attempts are retried on MAIL_RETRY_SCHEDULE_MS; nothing is dropped silently.',
+  })
+  @ApiOkResponse({ type: QuoteMailsPage })
+  @ApiErrors('not_found')
+  async emails(@CurrentCaller() caller: ApiCaller, @Param('quoteId') quoteId: string, @Query() query: PageQuery) {
+    await this.queries.get(caller.organizationId, quoteId);
+    const list = `quote-emails:${quoteId}`;
+    const { items, nextAfter } = await this.mails.listForQuote(quoteId, pageLimit(query), decodeCursor(list, query.cursor));
+    return { data: items.map(toMailDelivery), nextCursor: nextAfter ? encodeCursor(list, nextAfter) : null };
   }
 }

@@ -1,9 +1,11 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import { ApiErrors } from '@lib/http';
 import { OrganizationDirectory } from '@lib/organizations';
-import { NotFound } from '@lib/shared';
+import { QuotePdfs } from '../documents/quote-pdfs';
+import { sendPdf } from './quote-files.controller';
 import { AcceptQuote, RejectQuote, ViewQuote } from '../application/quote.commands';
 import { QuoteQueries, toCustomerQuote, type CustomerQuote } from '../application/quote-queries';
 import { QuoteNotFound } from '../domain/quote.errors';
@@ -23,6 +25,7 @@ export class StorefrontQuotesController {
     private readonly commands: CommandBus,
     private readonly queries: QuoteQueries,
     private readonly organizations: OrganizationDirectory,
+    private readonly pdfs: QuotePdfs,
   ) {}
 
   @Get(':quoteToken')
@@ -55,11 +58,16 @@ export class StorefrontQuotesController {
   }
 
   @Get(':quoteToken/pdf')
-  @ApiOperation({ summary: 'The PDF of the current version', description: 'PDF generation is not available yet: answers 404 `not_found` for every quote.' })
+  @ApiOperation({
+    summary: 'The PDF of the current version',
+    description:
+      'The PDF of the version last sent to the customer (a draft revision stays unseen until it is sent). 404 `not_found` for an unknown token, and while the PDF is still being made. Does not count as a view.',
+  })
+  @ApiOkResponse({ description: 'the PDF', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors('not_found')
-  async pdf(@Param('quoteToken') token: string): Promise<never> {
-    await this.find(token);
-    throw new NotFound('The PDF of this quote');
+  async pdf(@Param('quoteToken') token: string, @Res() reply: FastifyReply): Promise<void> {
+    const link = await this.find(token);
+    sendPdf(reply, await this.pdfs.file(link.quoteId, link.offer.version));
   }
 
   private async find(token: string) {

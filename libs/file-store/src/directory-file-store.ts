@@ -1,0 +1,37 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { assertFileKey, FileStore } from './file-store.port';
+
+/** Files in a directory of this machine: one file per key, written to a temporary name and renamed. */
+export class DirectoryFileStore extends FileStore {
+  constructor(private readonly root: string) {
+    super();
+  }
+
+  async put(key: string, bytes: Buffer): Promise<void> {
+    const file = this.path(key);
+    await mkdir(dirname(file), { recursive: true });
+    const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    await writeFile(draft, bytes, { mode: 0o600 });
+    await rename(draft, file);
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    try {
+      return await readFile(this.path(key));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.path(key), { force: true });
+  }
+
+  private path(key: string): string {
+    assertFileKey(key);
+    return join(this.root, ...key.split('/'));
+  }
+}

@@ -1,0 +1,85 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, DomainError } from '@lib/shared';
+
+export const FILE_LINK_KEY_FILE = 'file-link.key';
+const MIN_KEY_BYTES = 32;
+
+/** A file link whose signature does not match (tampered, forged, or signed with another key). */
+export class FileLinkInvalid extends DomainError {
+  readonly code = 'link_invalid';
+  constructor() {
+    super('This download link is not valid.');
+  }
+}
+
+/** A correctly signed file link past its expiry: read the quote again for a fresh one. */
+export class FileLinkExpired extends DomainError {
+  readonly code = 'link_expired';
+  constructor() {
+    super('This download link has expired; read the quote again for a fresh link.');
+  }
+}
+
+/**
+ * The key of the signed file links: `FILE_LINK_SECRET` (at least 32 characters) when set, else
+ * 32 random bytes generated once into `DATA_DIR/file-link.key`, as for the pricing tokens. Every
+ * gateway that hands out or checks links must use the same key. Replacing it voids every link.
+ */
+export function loadFileLinkKey(secret: string | undefined, dataDir: string): Buffer {
+  if (secret) {
+    if (secret.length < MIN_KEY_BYTES) throw new ConfigError('FILE_LINK_SECRET', `must be at least ${MIN_KEY_BYTES} characters`);
+    return Buffer.from(secret, 'utf8');
+  }
+  const file = join(dataDir, FILE_LINK_KEY_FILE);
+  createOnce(file, `${randomBytes(MIN_KEY_BYTES).toString('base64url')}\n`);
+  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
+  if (key.length < MIN_KEY_BYTES) throw new ConfigError('FILE_LINK_SECRET', `is unset and ${file} holds no usable key (delete it to generate a new one)`);
+  return key;
+}
+
+/** Publishes the file atomically: processes starting together all end up reading the same key. */
+function createOnce(file: string, content: string): void {
+  const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  writeFileSync(draft, content, { mode: 0o600 });
+  try {
+    linkSync(draft, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(draft);
+  }
+}
+
+export const quotePdfPath = (quoteId: string, version: number) => `/files/quotes/${encodeURIComponent(quoteId)}/v/${version}.pdf`;
+
+/**
+ * Short-lived download links: `{PUBLIC_BASE_URL}{path}?expires=<unix ms>&signature=<hex>`, the
+ * signature an HMAC-SHA256 of the path and the expiry. Nothing is stored: any gateway with the
+ * key checks a link, and a fresh link is made on every read.
+ */
+export class FileLinks {
+  constructor(
+    private readonly key: Buffer,
+    private readonly publicBaseUrl: string,
+    private readonly ttlMs: number,
+  ) {}
+
+  sign(path: string, now: number): string {
+    const expires = now + this.ttlMs;
+    return `${this.publicBaseUrl}${path}?expires=${expires}&signature=${this.signature(path, expires)}`;
+  }
+
+  /** Throws FileLinkInvalid for a bad or missing signature (checked first), FileLinkExpired after the expiry. */
+  verify(path: string, expires: string | undefined, signature: string | undefined, now: number): void {
+    if (!expires || !/^\d{1,16}$/.test(expires) || !signature || !/^[0-9a-f]{64}$/.test(signature)) throw new FileLinkInvalid();
+    const expected = Buffer.from(this.signature(path, Number(expires)), 'hex');
+    if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) throw new FileLinkInvalid();
+    if (Number(expires) <= now) throw new FileLinkExpired();
+  }
+
+  private signature(path: string, expires: number): string {
+    return createHmac('sha256', this.key).update(`GET\n${path}\n${expires}`).digest('hex');
+  }
+}

@@ -1,0 +1,88 @@
+import { pdfText } from './testing/pdf-text';
+import { renderQuotePdf, type QuotePdfContent } from './quote-pdf';
+
+const content = (overrides: Partial<QuotePdfContent> = {}): QuotePdfContent => ({
+  locale: 'en',
+  unitSystem: 'metric',
+  organization: { name: 'Fenster & Co' },
+  customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
+  quoteNumber: 'Q-2026-000007',
+  version: 2,
+  reference: 'Kitchen <east>',
+  notes: 'Delivery <b>before</b> May & "fitted"',
+  currency: 'EUR',
+  taxRate: 21,
+  validityDays: 30,
+  validUntil: Date.UTC(2026, 2, 31),
+  issuedAt: Date.UTC(2026, 2, 1),
+  product: { name: 'Tilt-turn window', width: 1200, height: 1400, unitAmount: 2 },
+  lineItems: [
+    { description: 'Frame <script>alert(1)</script>', quantity: 2, unitPrice: 450.5, total: 901 },
+    { description: 'Triple glazing', quantity: 1, unitPrice: 333.5, total: 333.5 },
+  ],
+  subtotal: 1234.5,
+  taxAmount: 259.25,
+  total: 1493.75,
+  ...overrides,
+});
+
+describe('quote PDF', () => {
+  it('given a quote version, then the PDF shows organization, customer, number, version, lines, totals, validity and notes', async () => {
+    const pdf = await renderQuotePdf(content(), { compress: false });
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    const text = pdfText(pdf);
+    for (const expected of [
+      'Fenster & Co', 'Quote', 'Q-2026-000007', 'Version', 'Ada Lovelace, ada@example.com', 'Kitchen <east>', 'Tilt-turn window',
+      'Triple glazing', '€450.50', '€901.00', 'Subtotal', '€1,234.50', 'Tax (21%)', '€259.25', 'Total', '€1,493.75',
+      'This quote is valid for 30 days, until March 31, 2026.', 'Notes',
+    ]) expect(text).toContain(expected);
+  });
+
+  it('given HTML in the texts, then it is drawn as the characters it is made of', async () => {
+    const text = pdfText(await renderQuotePdf(content(), { compress: false }));
+    expect(text).toContain('Frame <script>alert(1)</script>');
+    expect(text).toContain('Delivery <b>before</b> May & "fitted"');
+  });
+
+  it.each([
+    ['de', ['Angebot', 'Angebotsnummer', 'Zwischensumme', 'MwSt. (21 %)', 'Gesamtbetrag', '1.493,75 €', 'bis zum 31. März 2026', 'Größe (B × H)', 'Anmerkungen']],
+    ['nl', ['Offerte', 'Offertenummer', 'Subtotaal', 'Btw (21%)', 'Totaal', '€ 1.493,75', 'tot en met 31 maart 2026', 'Afmeting (B × H)', 'Opmerkingen']],
+  ] as const)('given locale %s, then labels, amounts and dates are in that language', async (locale, expected) => {
+    const text = pdfText(await renderQuotePdf(content({ locale }), { compress: false }));
+    for (const piece of expected) expect(text).toContain(piece);
+    expect(text).not.toContain('Subtotal');
+  });
+
+  it('given a metric organization, then sizes are whole millimetres', async () => {
+    expect(pdfText(await renderQuotePdf(content(), { compress: false }))).toContain('1200 × 1400 mm');
+  });
+
+  it('given an imperial organization, then sizes are inches with one decimal in the locale', async () => {
+    expect(pdfText(await renderQuotePdf(content({ unitSystem: 'imperial' }), { compress: false }))).toContain('47.2 × 55.1 in');
+    expect(pdfText(await renderQuotePdf(content({ unitSystem: 'imperial', locale: 'de' }), { compress: false }))).toContain('47,2 × 55,1 in');
+  });
+
+  it('given no reference, notes or product, then those rows are left out', async () => {
+    const text = pdfText(await renderQuotePdf(content({ reference: null, notes: null, product: null }), { compress: false }));
+    expect(text).not.toContain('Reference');
+    expect(text).not.toContain('Notes');
+    expect(text).not.toContain('Size');
+    expect(text).toContain('Total');
+  });
+
+  it('given many line items, then they continue on further pages', async () => {
+    const lineItems = Array.from({ length: 80 }, (_, i) => ({ description: `Item ${i + 1}`, quantity: 1, unitPrice: 1, total: 1 }));
+    const pdf = await renderQuotePdf(content({ lineItems }), { compress: false });
+    expect(pdf.toString('latin1').match(/\/Type \/Page\b/g)!.length).toBeGreaterThan(1);
+    expect(pdfText(pdf)).toContain('Item 80');
+  });
+});
+
+describe('quote PDF, compressed as served', () => {
+  it('given the default compression, then the same text is drawn', async () => {
+    const compressed = await renderQuotePdf(content());
+    const plain = await renderQuotePdf(content(), { compress: false });
+    expect(compressed.length).toBeLessThan(plain.length);
+    expect(pdfText(compressed)).toBe(pdfText(plain));
+  });
+});
