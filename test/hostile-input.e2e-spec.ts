@@ -28,11 +28,11 @@ describe('hostile input', () => {
     { method: 'PATCH', url: `/api/v1/quotes/${quoteId}` },
     { method: 'PUT', url: `/api/v1/quotes/${quoteId}/line-items` },
   ];
-  const stored = async () =>
-    JSON.stringify([
-      (await app.request('GET', `/api/v1/quotes/${quoteId}`, { token: org.apiKey })).body,
-      (await app.request('GET', `/api/v1/contacts/${contactId}`, { token: org.apiKey })).body,
-    ]);
+  // the quote without `pdf`: its status moves on its own and its link is new on every read
+  const stored = async () => {
+    const { pdf: _pdf, ...quote } = (await app.request('GET', `/api/v1/quotes/${quoteId}`, { token: org.apiKey })).body;
+    return JSON.stringify([quote, (await app.request('GET', `/api/v1/contacts/${contactId}`, { token: org.apiKey })).body]);
+  };
 
   const payloads: Array<{ name: string; payload: string | Buffer; contentType?: string }> = ([
     ['a body over 1 MiB', JSON.stringify({ email: 'a@example.com', name: 'x'.repeat(1_100_000) })],

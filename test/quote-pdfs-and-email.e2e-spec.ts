@@ -117,7 +117,11 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
     const eml = readFileSync(join(app.config.dataDir, 'mail', mail.eml), 'utf8');
     expect(eml).toContain(`Content-Type: application/pdf; name=${quote.quoteNumber}-v1.pdf`);
     expect(eml.replace(/=\r?\n/g, '')).toContain(mail.quoteUrl);
-    const emails = await app.request('GET', `/api/v1/quotes/${quoteId}/emails`, { token: org.apiKey });
+    // the file is written before the delivery record is marked sent
+    const emails = await until('the mail marked sent', async () => {
+      const response = await app.request('GET', `/api/v1/quotes/${quoteId}/emails`, { token: org.apiKey });
+      return response.body.data?.[0]?.status === 'sent' ? response : undefined;
+    });
     expect(emails.status).toBe(200);
     expect(emails.body).toEqual({
       data: [expect.objectContaining({ version: 1, recipients: ['ada@example.com'], locale: 'nl', status: 'sent', attempts: 1, lastError: null, pdfAttached: true, nextAttemptAt: null })],
