@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import { Kafka, logLevel } from 'kafkajs';
 import { describeMessageBusContract } from '@lib/message-bus/testing/message-bus.contract';
 import { exited, firstLine, runTypeScript, waitFor } from '@lib/message-bus/testing/processes';
@@ -65,6 +66,25 @@ describe('KafkaMessageBus on a real broker', () => {
       expect(resources[0].configEntries.find((entry) => entry.configName === 'retention.ms')?.configValue).toBe('86400000');
     } finally {
       await observer.disconnect();
+    }
+  });
+
+  it('uses an existing topic as it is, and says so when its partition count differs from the configuration', async () => {
+    const topic = unique('domain-events');
+    const older = await connect({ topics: [topic], partitions: 2 });
+    await older.publish(topic, [{ key: 'quote-1', value: 'before' }]);
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const newer = await connect({ topics: [topic], partitions: 6 });
+      await newer.publish(topic, [{ key: 'quote-1', value: 'after' }]);
+      const received: ConsumedMessage[] = [];
+      await newer.consume({ groupId: unique('outbox'), topics: [topic], handleBatch: async (batch) => void received.push(...batch) });
+      await waitFor(() => received.length === 2, 20_000);
+
+      expect(received.map((m) => m.value)).toEqual(['before', 'after']);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('exists with 2 partitions, not the configured 6'));
+    } finally {
+      warn.mockRestore();
     }
   });
 

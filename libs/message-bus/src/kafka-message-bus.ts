@@ -190,23 +190,34 @@ export class KafkaMessageBus extends MessageBus {
     await this.admin.disconnect();
   }
 
-  /** Creates the topic once per bus; an existing topic is used as it is. */
+  /**
+   * Creates the topic once per bus. An existing topic is used as it is: adding partitions would
+   * move keys to other partitions and break their order, so a different count is only reported.
+   */
   private ensureTopic(topic: string): Promise<void> {
     let ready = this.topicsReady.get(topic);
     if (!ready) {
+      const name = this.settings.prefix + topic;
       ready = this.admin
         .createTopics({
           waitForLeaders: true,
           topics: [
             {
-              topic: this.settings.prefix + topic,
+              topic: name,
               numPartitions: this.settings.partitions,
               replicationFactor: this.topicSettings.replicationFactor,
               configEntries: [{ name: 'retention.ms', value: String(this.topicSettings.retentionMs) }],
             },
           ],
         })
-        .then(() => undefined);
+        .then(async (created) => {
+          if (created) return;
+          const { topics } = await this.admin.fetchTopicMetadata({ topics: [name] });
+          const partitions = topics[0]?.partitions.length;
+          if (partitions !== this.settings.partitions) {
+            logger.warn(`topic ${name} exists with ${partitions} partitions, not the configured ${this.settings.partitions}; it is used as it is`);
+          }
+        });
       ready.catch(() => this.topicsReady.delete(topic));
       this.topicsReady.set(topic, ready);
     }
