@@ -5,6 +5,7 @@
 #   scripts/engines/kafka.sh start   # downloads once, formats once, starts, waits until it serves
 #   scripts/engines/kafka.sh stop    # stops it and waits for it to exit
 #   scripts/engines/kafka.sh status
+#   scripts/engines/kafka.sh reset   # stops it and deletes its data (topics, offsets); keeps the jars
 #
 # Needs Java 17+ and Maven. KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093), KAFKA_VERSION
 # (3.9.2) and KAFKA_HEAP (512m) override the defaults. Then: KAFKA_BROKERS=127.0.0.1:19092.
@@ -56,12 +57,7 @@ download() {
       <artifactId>kafka_2.13</artifactId>
       <version>$VERSION</version>
     </dependency>
-    <dependency>
-      <groupId>org.apache.kafka</groupId>
-      <artifactId>kafka-tools</artifactId>
-      <version>$VERSION</version>
-    </dependency>
-    <!-- Kafka 3.9 logs through log4j 1 (reload4j) behind slf4j. -->
+    <!-- Kafka 3.9 logs through log4j 1 (reload4j) behind slf4j; named here so the binding is always there. -->
     <dependency>
       <groupId>org.slf4j</groupId>
       <artifactId>slf4j-reload4j</artifactId>
@@ -71,8 +67,11 @@ download() {
 </project>
 POM
   rm -rf "$LIBS.partial"
-  mvn -q -B -f "$HOME_DIR/pom.xml" dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$LIBS.partial" >&2 || fail "mvn could not download the Kafka jars"
+  if ! mvn -B -f "$HOME_DIR/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$LIBS.partial" >"$HOME_DIR/mvn.log" 2>&1; then
+    tail -n 30 "$HOME_DIR/mvn.log" >&2
+    fail "mvn could not download the Kafka jars (log above, in full in $HOME_DIR/mvn.log)"
+  fi
   rm -rf "$LIBS"
   mv "$LIBS.partial" "$LIBS"
   touch "$LIBS/.complete"
@@ -187,5 +186,10 @@ case "${1:-}" in
   status)
     if pid="$(running_pid)"; then echo "running (pid $pid) on 127.0.0.1:$PORT"; else echo "stopped"; exit 1; fi
     ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  reset)
+    stop
+    rm -rf "$DATA"
+    say "data deleted; the next start formats fresh storage"
+    ;;
+  *) echo "usage: $0 start|stop|status|reset" >&2; exit 2 ;;
 esac
