@@ -8,6 +8,7 @@ import { DomainModule } from '@lib/bootstrap';
 import { EventStore } from '@lib/event-store';
 import { ConfigModule, ReactorRegistry, RuntimeModule } from '@lib/runtime';
 import { loadConfig, type AppConfig } from '@lib/shared';
+import { deleteKafkaPrefix } from '@lib/message-bus/testing/kafka-cleanup';
 import { waitFor } from '@lib/message-bus/testing/processes';
 import { OutboxModule } from './outbox.module';
 
@@ -41,6 +42,7 @@ describe('outbox processes in one Kafka consumer group', () => {
   });
   afterAll(async () => {
     await Promise.all(running.splice(0).map((app) => app.close()));
+    if (config) await deleteKafkaPrefix(config.kafkaBrokers!, config.kafkaTopicPrefix);
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Kafka, logLevel } from 'kafkajs';
 import { describeMessageBusContract } from '@lib/message-bus/testing/message-bus.contract';
+import { deleteKafkaPrefix } from '@lib/message-bus/testing/kafka-cleanup';
 import { exited, firstLine, runTypeScript, waitFor } from '@lib/message-bus/testing/processes';
 import { KafkaMessageBus, KafkaMessageBusOptions } from './kafka-message-bus';
 import { ConsumedMessage, Consumer } from './message-bus.port';
@@ -28,6 +29,10 @@ const options = (extra: Partial<KafkaMessageBusOptions> = {}): KafkaMessageBusOp
   sessionTimeoutMs: 6_000,
   retryDelayMs: 10,
   ...extra,
+});
+
+afterAll(async () => {
+  if (process.env.KAFKA_BROKERS?.trim()) await deleteKafkaPrefix(brokers(), runPrefix);
 });
 
 describeMessageBusContract('KafkaMessageBus', async () => {
