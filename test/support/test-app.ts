@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CommandBus } from '@nestjs/cqrs';
 import { createGatewayApp } from '../../apps/api-gateway/src/create-gateway';
@@ -38,7 +38,11 @@ export class TestApp {
 
   static async start(env: Record<string, string> = {}, dataDir?: string): Promise<TestApp> {
     const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'quoting-test-'));
+    // With KAFKA_BROKERS set the bus is that broker, with topics and groups of their own per
+    // DATA_DIR: a restarted app finds its topics and offsets again.
+    const kafka = process.env.KAFKA_BROKERS ? { KAFKA_BROKERS: process.env.KAFKA_BROKERS, KAFKA_TOPIC_PREFIX: `${basename(dir)}.` } : {};
     const config = loadConfig({
+      ...kafka,
       DATA_DIR: dir,
       ADMIN_TOKEN,
       SEED_DEMO: 'false',

@@ -1,8 +1,8 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeMessageBusContract } from '@lib/message-bus/testing/message-bus.contract';
+import { exited, firstLine, runTypeScript, waitFor } from '@lib/message-bus/testing/processes';
 import { ConsumedMessage } from './message-bus.port';
 import { SqliteMessageBus } from './sqlite-message-bus';
 
@@ -122,44 +122,3 @@ describe('SqliteMessageBus on a file', () => {
     expect(received).toEqual(['deliver']);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-/** Runs a script in a separate Node process that can require this library's TypeScript sources. */
-function runTypeScript(script: string): ChildProcess {
-  const requireTypeScript = `
-    const { readFileSync } = require('node:fs');
-    const { transformSync } = require('@swc/core');
-    require.extensions['.ts'] = (module, filename) => {
-      const { code } = transformSync(readFileSync(filename, 'utf8'), {
-        filename,
-        jsc: { parser: { syntax: 'typescript', decorators: true }, target: 'es2022' },
-        module: { type: 'commonjs' },
-      });
-      module._compile(code, filename);
-    };
-  `;
-  return spawn(process.execPath, ['-e', requireTypeScript + script], { stdio: ['ignore', 'pipe', 'inherit'] });
-}
-
-function firstLine(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('\n')) resolve(output.split('\n')[0]);
-    });
-    child.once('exit', (code) => reject(new Error(`child exited with ${code} before writing a line`)));
-  });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}

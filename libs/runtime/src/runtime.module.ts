@@ -4,7 +4,7 @@ import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
 import { EventStore, EventStoreDbEventStore, SqliteEventStore } from '@lib/event-store';
-import { MessageBus, SqliteMessageBus } from '@lib/message-bus';
+import { KafkaMessageBus, MessageBus, SqliteMessageBus } from '@lib/message-bus';
 import { ReadStore, SqliteReadStore } from '@lib/read-store';
 import { APP_CONFIG, Clock, ConfigError, IdGenerator, RandomIdGenerator, SystemClock, type AppConfig } from '@lib/shared';
 import { ProjectionRegistry } from './projection-registry';
@@ -48,7 +48,17 @@ function connectEventStoreDb(url: string): EventStoreDbEventStore {
     {
       provide: MessageBus,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new SqliteMessageBus({ file: join(ensureDataDir(config), 'bus.db') }),
+      useFactory: async (config: AppConfig): Promise<MessageBus> =>
+        config.kafkaBrokers
+          ? KafkaMessageBus.connect({
+              brokers: config.kafkaBrokers,
+              clientId: config.kafkaClientId,
+              topicPrefix: config.kafkaTopicPrefix,
+              partitions: config.kafkaTopicPartitions,
+              replicationFactor: config.kafkaReplicationFactor,
+              retentionMs: config.kafkaRetentionMs,
+            })
+          : new SqliteMessageBus({ file: join(ensureDataDir(config), 'bus.db') }),
     },
     ReadYourWrites,
     AggregateRepository,

@@ -38,6 +38,34 @@ describe('loadConfig', () => {
     expect(loadConfig({ KAFKA_BROKERS: 'a:9092, b:9092' }).kafkaBrokers).toEqual(['a:9092', 'b:9092']);
   });
 
+  it('configures Kafka topics with a modest single-broker default and reads every knob', () => {
+    expect(loadConfig({ KAFKA_BROKERS: '127.0.0.1:19092' })).toMatchObject({
+      kafkaBrokers: ['127.0.0.1:19092'],
+      kafkaClientId: 'window-quoting',
+      kafkaTopicPrefix: '',
+      kafkaTopicPartitions: 6,
+      kafkaReplicationFactor: 1,
+      kafkaRetentionMs: 604_800_000,
+    });
+    expect(
+      loadConfig({
+        KAFKA_BROKERS: 'kafka-1.internal:9092,[::1]:9093',
+        KAFKA_CLIENT_ID: 'quoting-eu',
+        KAFKA_TOPIC_PREFIX: 'tenant-a.',
+        KAFKA_TOPIC_PARTITIONS: '12',
+        KAFKA_REPLICATION_FACTOR: '3',
+        KAFKA_RETENTION_MS: '-1',
+      }),
+    ).toMatchObject({
+      kafkaBrokers: ['kafka-1.internal:9092', '[::1]:9093'],
+      kafkaClientId: 'quoting-eu',
+      kafkaTopicPrefix: 'tenant-a.',
+      kafkaTopicPartitions: 12,
+      kafkaReplicationFactor: 3,
+      kafkaRetentionMs: -1,
+    });
+  });
+
   it.each([
     ['PORT', 'abc'],
     ['PORT', '70000'],
@@ -52,6 +80,16 @@ describe('loadConfig', () => {
     ['PDF_RETRY_SCHEDULE_MS', 'soon'],
     ['FILE_LINK_SECRET', 'too-short'],
     ['FILE_LINK_TTL_MS', '0'],
+    ['KAFKA_BROKERS', 'localhost'],
+    ['KAFKA_BROKERS', 'kafka-1:9092,kafka-2'],
+    ['KAFKA_BROKERS', 'kafka:99999'],
+    ['KAFKA_BROKERS', ','],
+    ['KAFKA_CLIENT_ID', 'quoting service'],
+    ['KAFKA_TOPIC_PREFIX', 'tenant/a.'],
+    ['KAFKA_TOPIC_PARTITIONS', '0'],
+    ['KAFKA_REPLICATION_FACTOR', 'three'],
+    ['KAFKA_RETENTION_MS', '7d'],
+    ['KAFKA_RETENTION_MS', '1000'],
   ])('refuses %s=%s with an error naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

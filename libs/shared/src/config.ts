@@ -11,6 +11,15 @@ export interface AppConfig {
   eventStoreUrl: string | undefined;
   mongodbUrl: string | undefined;
   kafkaBrokers: string[] | undefined;
+  /** client id the Kafka brokers see in their logs and quotas */
+  kafkaClientId: string;
+  /** put in front of every Kafka topic and consumer group, so tenants and test runs can share brokers */
+  kafkaTopicPrefix: string;
+  /** partitions of the topics the service creates: the most outbox processes that work at once */
+  kafkaTopicPartitions: number;
+  kafkaReplicationFactor: number;
+  /** `retention.ms` of the topics the service creates; -1 keeps messages forever */
+  kafkaRetentionMs: number;
   pricingTokenWindowMs: number;
   sessionIdleTtlMs: number;
   webhookRetryScheduleMs: number[];
@@ -111,6 +120,32 @@ function mailbox(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
+function brokers(env: Env, name: string): string[] | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  const list = raw.split(',').map((b) => b.trim()).filter(Boolean);
+  const bad = list.find((b) => !/^(\[[0-9a-fA-F:.]+\]|[^\s:/\[\]]+):\d{1,5}$/.test(b) || Number(b.slice(b.lastIndexOf(':') + 1)) > 65535);
+  if (list.length === 0 || bad !== undefined) {
+    throw new ConfigError(name, `must be a comma-separated list of host:port, got "${raw}"`);
+  }
+  return list;
+}
+
+/** Kafka's legal characters for topic names, client ids and the like. */
+function kafkaName(env: Env, name: string, fallback: string, maxLength: number): string {
+  const raw = env[name]?.trim() ?? '';
+  if (raw === '') return fallback;
+  if (!/^[A-Za-z0-9._-]+$/.test(raw) || raw.length > maxLength) {
+    throw new ConfigError(name, `may hold only letters, digits, ".", "_" and "-" (at most ${maxLength}), got "${raw}"`);
+  }
+  return raw;
+}
+
+function retention(env: Env, name: string, fallback: number): number {
+  if (env[name]?.trim() === '-1') return -1;
+  return integer(env, name, fallback, 60_000);
+}
+
 function url(env: Env, name: string, fallback: string): string {
   const raw = optional(env, name) ?? fallback;
   try {
@@ -126,8 +161,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const eventStoreUrl = optional(env, 'EVENTSTORE_URL');
   const mongodbUrl = optional(env, 'MONGODB_URL');
-  const kafka = optional(env, 'KAFKA_BROKERS');
-  const embedded = !eventStoreUrl && !mongodbUrl && !kafka;
+  const kafkaBrokers = brokers(env, 'KAFKA_BROKERS');
+  const embedded = !eventStoreUrl && !mongodbUrl && !kafkaBrokers;
   return {
     port,
     host: optional(env, 'HOST') ?? '127.0.0.1',
@@ -137,7 +172,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     seedDemo: boolean(env, 'SEED_DEMO', embedded),
     eventStoreUrl,
     mongodbUrl,
-    kafkaBrokers: kafka?.split(',').map((b) => b.trim()).filter(Boolean),
+    kafkaBrokers,
+    kafkaClientId: kafkaName(env, 'KAFKA_CLIENT_ID', 'window-quoting', 200),
+    // Kafka names are at most 249 characters; the prefix leaves room for the topic's own name.
+    kafkaTopicPrefix: kafkaName(env, 'KAFKA_TOPIC_PREFIX', '', 200),
+    kafkaTopicPartitions: integer(env, 'KAFKA_TOPIC_PARTITIONS', 6, 1, 10_000),
+    kafkaReplicationFactor: integer(env, 'KAFKA_REPLICATION_FACTOR', 1, 1, 32_767),
+    kafkaRetentionMs: retention(env, 'KAFKA_RETENTION_MS', 7 * 86_400_000),
     pricingTokenWindowMs: integer(env, 'PRICING_TOKEN_WINDOW_MS', 600_000, 1),
     sessionIdleTtlMs: integer(env, 'SESSION_IDLE_TTL_MS', 86_400_000, 1),
     webhookRetryScheduleMs: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [0, 60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000]),

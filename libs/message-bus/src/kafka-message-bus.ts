@@ -1,0 +1,384 @@
+import { Logger } from '@nestjs/common';
+import {
+  Admin,
+  Consumer as KafkaConsumer,
+  EachBatchPayload,
+  IHeaders,
+  Kafka,
+  KafkaMessage,
+  logLevel,
+  LogEntry,
+  Partitioners,
+  Producer,
+} from 'kafkajs';
+import { BusMessage, ConsumedMessage, ConsumeOptions, Consumer, MessageBus } from './message-bus.port';
+import { backoffDelay, Sleeper } from './sleeper';
+
+export interface KafkaMessageBusOptions {
+  /** `host:port` of one or more brokers. */
+  brokers: string[];
+  clientId?: string;
+  /** Put in front of every topic and consumer group, so tenants and test runs can share a broker. */
+  topicPrefix?: string;
+  /** Partitions of the topics this bus creates: the most consumers of one group that can work at once. */
+  partitions?: number;
+  replicationFactor?: number;
+  /** `retention.ms` of the topics this bus creates; -1 keeps messages forever. */
+  retentionMs?: number;
+  /** Topics to create while connecting; any other topic is created on first use. */
+  topics?: string[];
+  /** A consumer the broker has not heard from for this long is dropped from its group. */
+  sessionTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
+  /** How long an idle fetch waits at the broker; a new message ends the wait at once. */
+  maxWaitTimeMs?: number;
+  /** Partitions one consumer hands to its handler side by side (each partition stays in order). */
+  partitionsConsumedConcurrently?: number;
+  /** First wait before a failed batch is handed over again; doubles up to `maxRetryDelayMs`. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+  connectionTimeoutMs?: number;
+}
+
+interface Settings {
+  prefix: string;
+  partitions: number;
+  sessionTimeoutMs: number;
+  heartbeatIntervalMs: number;
+  maxWaitTimeMs: number;
+  partitionsConsumedConcurrently: number;
+  retryDelayMs: number;
+  maxRetryDelayMs: number;
+}
+
+interface PendingPublish {
+  topic: string;
+  messages: BusMessage[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+const logger = new Logger('KafkaMessageBus');
+
+/**
+ * The message bus on Apache Kafka. A message's partition is chosen by its key (Kafka's murmur2
+ * partitioner), so each key keeps its order; a consumer group splits the partitions among its
+ * members and commits a partition's offset only after the handler has finished that partition's
+ * batch. Publishing waits for every in-sync replica (`acks: -1`) through an idempotent producer.
+ */
+export class KafkaMessageBus extends MessageBus {
+  private readonly consumers = new Set<KafkaBusConsumer>();
+  private readonly topicsReady = new Map<string, Promise<void>>();
+  private queue: PendingPublish[] = [];
+  private sending = false;
+  private closed = false;
+
+  private constructor(
+    private readonly kafka: Kafka,
+    private readonly admin: Admin,
+    private readonly producer: Producer,
+    private readonly settings: Settings,
+    private readonly topicSettings: { replicationFactor: number; retentionMs: number },
+  ) {
+    super();
+  }
+
+  /** Connects the admin client and the producer and creates the configured topics. */
+  static async connect(options: KafkaMessageBusOptions): Promise<KafkaMessageBus> {
+    if (options.brokers.length === 0) throw new TypeError('KafkaMessageBus needs at least one broker');
+    const partitions = options.partitions ?? 6;
+    if (!Number.isInteger(partitions) || partitions < 1) throw new RangeError('partitions must be a positive integer');
+    const kafka = new Kafka({
+      clientId: options.clientId ?? 'window-quoting',
+      brokers: options.brokers,
+      connectionTimeout: options.connectionTimeoutMs ?? 3_000,
+      logLevel: logLevel.WARN,
+      logCreator: () => logEntry,
+    });
+    const admin = kafka.admin();
+    // One send at a time keeps the idempotent producer's order; concurrent publishes wait and go
+    // out together in the next request (see `flush`).
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    await admin.connect();
+    try {
+      await producer.connect();
+    } catch (error) {
+      await admin.disconnect();
+      throw error;
+    }
+    const bus = new KafkaMessageBus(
+      kafka,
+      admin,
+      producer,
+      {
+        prefix: options.topicPrefix ?? '',
+        partitions,
+        sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
+        heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1_000,
+        maxWaitTimeMs: options.maxWaitTimeMs ?? 250,
+        partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? partitions,
+        retryDelayMs: options.retryDelayMs ?? 200,
+        maxRetryDelayMs: options.maxRetryDelayMs ?? 10_000,
+      },
+      { replicationFactor: options.replicationFactor ?? 1, retentionMs: options.retentionMs ?? 7 * 86_400_000 },
+    );
+    try {
+      await Promise.all((options.topics ?? []).map((topic) => bus.ensureTopic(topic)));
+    } catch (error) {
+      await bus.close();
+      throw error;
+    }
+    return bus;
+  }
+
+  async publish(topic: string, messages: BusMessage[]): Promise<void> {
+    if (typeof topic !== 'string' || topic === '') throw new TypeError('topic must be a non-empty string');
+    for (const message of messages) {
+      if (typeof message.key !== 'string' || typeof message.value !== 'string') {
+        throw new TypeError('a message needs a string key and a string value');
+      }
+    }
+    if (messages.length === 0) return;
+    if (this.closed) throw new Error('the message bus is closed');
+    await this.ensureTopic(topic);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ topic, messages, resolve, reject });
+      void this.flush();
+    });
+  }
+
+  async consume(options: ConsumeOptions): Promise<Consumer> {
+    const { groupId } = options;
+    if (typeof groupId !== 'string' || groupId === '') throw new TypeError('groupId must be a non-empty string');
+    if (options.topics.length === 0) throw new TypeError('consume needs at least one topic');
+    if (this.closed) throw new Error('the message bus is closed');
+    const topics = [...new Set(options.topics)];
+    await Promise.all(topics.map((topic) => this.ensureTopic(topic)));
+    const { settings } = this;
+    const kafkaConsumer = this.kafka.consumer({
+      groupId: settings.prefix + groupId,
+      sessionTimeout: settings.sessionTimeoutMs,
+      heartbeatInterval: settings.heartbeatIntervalMs,
+      maxWaitTimeInMs: settings.maxWaitTimeMs,
+      allowAutoTopicCreation: false,
+    });
+    const consumer = new KafkaBusConsumer(options, settings, kafkaConsumer, () => this.consumers.delete(consumer));
+    this.consumers.add(consumer);
+    try {
+      await kafkaConsumer.connect();
+      // A group that has never committed starts from the oldest message still kept.
+      await kafkaConsumer.subscribe({ topics: topics.map((topic) => settings.prefix + topic), fromBeginning: true });
+      await consumer.run();
+    } catch (error) {
+      await consumer.stop();
+      throw error;
+    }
+    return consumer;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
+    while (this.sending) await new Promise((resolve) => setTimeout(resolve, 5));
+    await this.producer.disconnect();
+    await this.admin.disconnect();
+  }
+
+  /**
+   * Creates the topic once per bus. An existing topic is used as it is: adding partitions would
+   * move keys to other partitions and break their order, so a different count is only reported.
+   */
+  private ensureTopic(topic: string): Promise<void> {
+    let ready = this.topicsReady.get(topic);
+    if (!ready) {
+      const name = this.settings.prefix + topic;
+      ready = this.admin
+        .createTopics({
+          waitForLeaders: true,
+          topics: [
+            {
+              topic: name,
+              numPartitions: this.settings.partitions,
+              replicationFactor: this.topicSettings.replicationFactor,
+              configEntries: [{ name: 'retention.ms', value: String(this.topicSettings.retentionMs) }],
+            },
+          ],
+        })
+        .then(async (created) => {
+          if (created) return;
+          const { topics } = await this.admin.fetchTopicMetadata({ topics: [name] });
+          const partitions = topics[0]?.partitions.length;
+          if (partitions !== this.settings.partitions) {
+            logger.warn(`topic ${name} exists with ${partitions} partitions, not the configured ${this.settings.partitions}; it is used as it is`);
+          }
+        });
+      ready.catch(() => this.topicsReady.delete(topic));
+      this.topicsReady.set(topic, ready);
+    }
+    return ready;
+  }
+
+  /**
+   * Sends what is queued, one request at a time. Publishes that arrive while a request is in
+   * flight leave together in the next one: no linger on an idle bus, bigger requests under load.
+   */
+  private async flush(): Promise<void> {
+    if (this.sending) return;
+    this.sending = true;
+    try {
+      while (this.queue.length > 0) {
+        const pending = this.queue;
+        this.queue = [];
+        const byTopic = new Map<string, BusMessage[]>();
+        for (const { topic, messages } of pending) byTopic.set(topic, [...(byTopic.get(topic) ?? []), ...messages]);
+        try {
+          await this.producer.sendBatch({
+            acks: -1,
+            topicMessages: [...byTopic].map(([topic, messages]) => ({
+              topic: this.settings.prefix + topic,
+              messages: messages.map(({ key, value, headers }) => ({ key, value, headers })),
+            })),
+          });
+          for (const { resolve } of pending) resolve();
+        } catch (error) {
+          for (const { reject } of pending) reject(error);
+        }
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+}
+
+/**
+ * Runs the handler on each partition's batch and commits that partition's offset after it. A
+ * failed batch is handed over again, unchanged, after a backoff, while heartbeats keep the group
+ * membership; a rebalance meanwhile gives the batch up uncommitted, for the partition's new owner.
+ */
+class KafkaBusConsumer implements Consumer {
+  private stopped = false;
+  private stopping: Promise<void> | null = null;
+  private readonly backoff = new Sleeper();
+
+  constructor(
+    private readonly options: ConsumeOptions,
+    private readonly settings: Settings,
+    private readonly consumer: KafkaConsumer,
+    private readonly onStopped: () => void,
+  ) {
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      this.report(payload.error);
+    });
+  }
+
+  run(): Promise<void> {
+    return this.consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
+      eachBatch: (payload) => this.handle(payload),
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.stopped = true;
+      this.backoff.interrupt();
+      try {
+        // Waits for the batches in hand (and their commits), then leaves the group.
+        await this.consumer.disconnect();
+      } finally {
+        this.onStopped();
+      }
+    })();
+    return this.stopping;
+  }
+
+  private async handle({ batch, heartbeat, resolveOffset, commitOffsetsIfNecessary, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    if (batch.messages.length === 0) return;
+    const prefix = this.settings.prefix;
+    const topic = batch.topic.startsWith(prefix) ? batch.topic.slice(prefix.length) : batch.topic;
+    const messages = batch.messages.map((message) => toConsumed(topic, batch.partition, message));
+    let rebalance: unknown = null;
+    // Keeps the membership alive through long handlers and backoffs.
+    const beat = setInterval(() => {
+      heartbeat().catch((error: unknown) => {
+        if (isRebalance(error)) rebalance = error;
+      });
+    }, this.settings.heartbeatIntervalMs);
+    try {
+      for (let failures = 0; ; ) {
+        if (this.stopped || !isRunning() || isStale()) return;
+        if (rebalance) throw rebalance;
+        try {
+          await this.options.handleBatch(messages);
+          break;
+        } catch (error) {
+          this.report(error);
+          await this.backoff.sleep(backoffDelay(++failures, this.settings.retryDelayMs, this.settings.maxRetryDelayMs));
+        }
+      }
+      const last = batch.messages[batch.messages.length - 1].offset;
+      resolveOffset(last);
+      await commitOffsetsIfNecessary({
+        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(last) + 1n).toString() }] }],
+      });
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  private report(error: unknown): void {
+    try {
+      if (this.options.onError) this.options.onError(error);
+      else logger.error(`consumer group ${this.options.groupId} failed`, error as Error);
+    } catch {
+      // A failing error callback must not end the consumer.
+    }
+  }
+}
+
+function toConsumed(topic: string, partition: number, message: KafkaMessage): ConsumedMessage {
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key?.toString('utf8') ?? '',
+    value: message.value?.toString('utf8') ?? '',
+    headers: toHeaders(message.headers),
+  };
+}
+
+function toHeaders(headers: IHeaders | undefined): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const last = Array.isArray(value) ? value[value.length - 1] : value;
+    if (last !== undefined) result[name] = last.toString();
+  }
+  return result;
+}
+
+/** kafkajs reports a group rebalance as one of these errors; the consumer rejoins on its own. */
+function isRebalance(error: unknown): boolean {
+  const type = (error as { type?: string } | null)?.type;
+  return type === 'REBALANCE_IN_PROGRESS' || type === 'NOT_COORDINATOR_FOR_GROUP' || type === 'ILLEGAL_GENERATION' || type === 'UNKNOWN_MEMBER_ID';
+}
+
+/**
+ * kafkajs logs every error response it then retries (a rebalance, a coordinator still loading, a
+ * topic that already exists) and every rejoin; those are routine, so they go to debug.
+ */
+function logEntry({ level, log }: LogEntry): void {
+  const { message, ...extra } = log;
+  const line = `${message} ${JSON.stringify(extra)}`;
+  const routine = message.startsWith('Response ') || message.includes('re-joining');
+  if (routine || level > logLevel.WARN) logger.debug(line);
+  else if (level === logLevel.ERROR) logger.error(line);
+  else logger.warn(line);
+}
