@@ -131,7 +131,7 @@ describe('the customer pages in a browser', () => {
 
     await page.goto(mail.quoteUrl);
     await page.getByRole('heading', { name: `Quote ${quote.quoteNumber}` }).waitFor();
-    await expect(page.locator('tr.grand td').textContent()).resolves.toBe(euro('en', quote.total));
+    await expect(page.locator('tr.grand td.n').textContent()).resolves.toBe(euro('en', quote.total));
     await expect(page.locator('tbody tr').count()).resolves.toBe(quote.lineItems.length);
     await expect(page.getByText('Reference: Kitchen window').count()).resolves.toBe(1);
     await expect(page.getByRole('link', { name: 'Download the quote as PDF' }).getAttribute('href')).resolves.toMatch(/storefront\/v1\/quotes\/[0-9A-Za-z]{43}\/pdf$/);

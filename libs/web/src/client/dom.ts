@@ -82,6 +82,11 @@ export function field(
   const error = el('p', { class: 'error', id: `${id}-error`, 'aria-live': 'polite' });
   const hint = options.hint ? el('span', { class: 'hint', id: `${id}-hint` }, options.hint) : null;
   input.setAttribute('aria-describedby', [hint ? `${id}-hint` : '', `${id}-error`].filter(Boolean).join(' '));
+  // A message about the old value goes once the customer changes it.
+  input.addEventListener('input', () => {
+    error.textContent = '';
+    input.removeAttribute('aria-invalid');
+  });
   options.errors.set(options.path, error);
   return el('div', { class: 'field' }, el('label', { for: id }, label), hint, input, error);
 }

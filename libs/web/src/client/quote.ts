@@ -46,6 +46,9 @@ function render(q: CustomerQuote, notice = ''): void {
   })();
 
   const cell = (text: string, numeric = false) => el('td', numeric ? { class: 'n' } : {}, text);
+  // Every row has four cells (no colspan), so that a phone can drop the middle columns throughout.
+  const total = (label: string, amount: string, className = '') =>
+    el('tr', className ? { class: className } : {}, el('th', { scope: 'row' }, label), el('td'), el('td'), cell(amount, true));
   const table = el(
     'table',
     { class: 'lines' },
@@ -57,14 +60,24 @@ function render(q: CustomerQuote, notice = ''): void {
     el(
       'tbody',
       {},
-      ...q.lineItems.map((item) => el('tr', {}, cell(item.description), cell(numbers.format(item.quantity), true), cell(money.format(item.unitPrice), true), cell(money.format(item.total), true))),
+      ...q.lineItems.map((item) =>
+        el(
+          'tr',
+          {},
+          // On a phone the quantity and unit price columns give way to this line under the description.
+          el('td', {}, item.description, el('span', { class: 'per-unit' }, `${numbers.format(item.quantity)} × ${money.format(item.unitPrice)}`)),
+          cell(numbers.format(item.quantity), true),
+          cell(money.format(item.unitPrice), true),
+          cell(money.format(item.total), true),
+        ),
+      ),
     ),
     el(
       'tfoot',
       {},
-      el('tr', {}, el('th', { scope: 'row', colspan: 3 }, t.subtotal), cell(money.format(q.subtotal), true)),
-      el('tr', {}, el('th', { scope: 'row', colspan: 3 }, fill(t.tax, { rate: numbers.format(q.taxRate) })), cell(money.format(q.taxAmount), true)),
-      el('tr', { class: 'grand' }, el('th', { scope: 'row', colspan: 3 }, t.grandTotal), cell(money.format(q.total), true)),
+      total(t.subtotal, money.format(q.subtotal)),
+      total(fill(t.tax, { rate: numbers.format(q.taxRate) }), money.format(q.taxAmount)),
+      total(t.grandTotal, money.format(q.total), 'grand'),
     ),
   );
 
