@@ -114,6 +114,7 @@ describe('the customer pages in a browser', () => {
     await page.getByLabel('E-mail').fill('ada@example.com');
     await page.getByRole('button', { name: 'Request a quote' }).click();
     await page.getByRole('heading', { name: 'Thank you, we have received your request.' }).waitFor();
+    await expect(page.getByText(`Tilt-turn window · 1,400 mm × 1,400 mm · ${euro('en', Math.round(external * 100) / 100)}`).count()).resolves.toBe(1);
     await screenshot(page, 'configurator-submitted', { docs: true });
 
     const submissions = (await apiCall('GET', '/submissions')).body.data;
@@ -148,7 +149,7 @@ describe('the customer pages in a browser', () => {
     await page.getByText(/^You accepted this quote on .+\. Glass & Frame Ltd will contact you/).waitFor();
     await expect(page.getByRole('button', { name: 'Accept quote' }).count()).resolves.toBe(0);
     expect((await apiCall('GET', `/quotes/${quoteId}`)).body.status).toBe('accepted');
-    await screenshot(page, 'quote-accepted', { docs: true });
+    await screenshot(page, 'quote-accepted');
 
     await page.setViewportSize(PHONE);
     await screenshot(page, 'quote-accepted-phone', { docs: true });

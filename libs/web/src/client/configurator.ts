@@ -572,18 +572,20 @@ class Configurator {
 
   private confirm(submissionId: string): void {
     this.stop();
-    const heading = el('h2', { tabindex: -1 }, t.thanks);
-    app.replaceChildren(
+    const heading = el('h2', { id: 'thanks', tabindex: -1 }, t.thanks);
+    const summary = [this.catalog.template.name, `${size(this.width!)} × ${size(this.height!)}`, this.subtotal.textContent].filter(Boolean).join(' · ');
+    document.getElementById('product')?.remove();
+    this.host.replaceChildren(
       el(
         'section',
         { class: 'confirmation', 'aria-labelledby': 'thanks' },
         heading,
+        el('p', {}, summary),
         el('p', {}, fill(t.thanksBody, { org: storefront.organization.name })),
         el('p', { class: 'muted' }, fill(t.reference, { id: submissionId })),
         el('p', {}, el('a', { href: location.pathname + location.search }, t.again)),
       ),
     );
-    heading.id = 'thanks';
     heading.focus();
   }
 }
@@ -627,7 +629,7 @@ async function main(): Promise<void> {
     templates.length > 1 || (wanted && !templates.some((tpl) => tpl.id === wanted))
       ? el(
           'div',
-          { class: 'field product' },
+          { class: 'field product', id: 'product' },
           el('label', { for: 'template' }, t.product),
           el(
             'select',
@@ -635,7 +637,7 @@ async function main(): Promise<void> {
             ...templates.map((tpl) => el('option', { value: tpl.id, selected: tpl.id === wanted }, tpl.name)),
           ),
         )
-      : el('p', { class: 'product' }, templates[0].name);
+      : el('p', { class: 'product', id: 'product' }, templates[0].name);
   app.replaceChildren(header, picker, body);
   await choose(wanted || templates[0].id);
 }
