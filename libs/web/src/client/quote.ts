@@ -21,7 +21,8 @@ interface CustomerQuote {
 
 const context = pageContext();
 const t = QUOTE[context.locale];
-const token = context.data.token ?? '';
+// From the address, not the shell: the HTML never repeats the credential.
+const token = location.pathname.split('/').filter(Boolean).pop() ?? '';
 const path = `quotes/${encodeURIComponent(token)}`;
 const app = document.getElementById('app')!;
 const date = dateFormat(context.locale);

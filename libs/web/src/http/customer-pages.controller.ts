@@ -69,7 +69,7 @@ export class CustomerPagesController {
       .header('Referrer-Policy', 'no-referrer')
       .header('Cache-Control', 'no-store')
       .header('X-Robots-Tag', 'noindex')
-      .send(renderPageShell({ page: 'quote', locale, root: '../', title, data: { token } }));
+      .send(renderPageShell({ page: 'quote', locale, root: '../', title }));
   }
 
   @Get('assets/:file')

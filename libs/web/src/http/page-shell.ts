@@ -41,7 +41,7 @@ ${script ? `<script src="${escapeHtml(root)}assets/${script}.js" defer></script>
 
 /**
  * The HTML a page starts from: the stylesheet, the page script and what the script needs to know
- * (locale, the org slug or quote token). Everything else the script loads from the storefront API.
+ * (locale, the org slug or template id). Everything else the script loads from the storefront API.
  */
 export function renderPageShell(shell: PageShell): string {
   const attributes = { page: shell.page, locale: shell.locale, root: shell.root, ...shell.data };
