@@ -1,5 +1,7 @@
 import type { Server } from 'node:http';
 import type { BrowserContext, Page } from 'playwright-core';
+import { EventStore } from '@lib/event-store';
+import { quoteStream } from '@lib/quotes';
 import { Clock } from '@lib/shared';
 import { startPartner, withMarkup } from '../../examples/pricing-partner/partner';
 import { DEMO_TEMPLATE } from '../../apps/api-gateway/src/demo-template';
@@ -143,9 +145,14 @@ describe('the customer pages in a browser', () => {
     await page.getByRole('button', { name: 'Accept quote' }).click();
     await page.getByText('Tick the box to confirm that you accept the quote.').waitFor();
     expect((await apiCall('GET', `/quotes/${quoteId}`)).body.status).toBe('viewed');
-    await page.getByLabel('Your name (optional)').fill('Ada Lovelace');
-    await page.getByLabel('I accept this quote with its prices and terms.').check();
-    await page.getByRole('button', { name: 'Accept quote' }).click();
+    // The rest by keyboard alone: name, Tab to the box, Space, Tab to the button, Enter.
+    await page.getByLabel('Your name (optional)').focus();
+    await page.keyboard.type('Ada Lovelace');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Space');
+    await expect(page.getByLabel('I accept this quote with its prices and terms.').isChecked()).resolves.toBe(true);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
     await page.getByText(/^You accepted this quote on .+\. Glass & Frame Ltd will contact you/).waitFor();
     await expect(page.getByRole('button', { name: 'Accept quote' }).count()).resolves.toBe(0);
     expect((await apiCall('GET', `/quotes/${quoteId}`)).body.status).toBe('accepted');
@@ -214,6 +221,25 @@ describe('the customer pages in a browser', () => {
     await width.fill('50');
     await page.getByRole('status').filter({ hasText: 'Berekende prijs.' }).waitFor();
     await screenshot(page, 'configurator-phone-nl', { docs: true });
+  });
+
+  it('takes a declined quote with its reason', async () => {
+    const fixtures = new QuoteFixtures(app);
+    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' });
+    const quoteId = (await apiCall('POST', `/submissions/${submissionId}/quotes`, {})).body.quoteId;
+    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
+    const [mail] = await fixtures.awaitMails(quoteId);
+
+    await page.goto(`${mail.quoteUrl}?lang=de`);
+    await page.getByLabel('Grund (optional)').fill('Zu teuer');
+    await page.getByRole('button', { name: 'Angebot ablehnen' }).click();
+    await page.getByText(/^Sie haben dieses Angebot am .+ abgelehnt\./).waitFor();
+    await expect(page.locator('.status').textContent()).resolves.toBe('Abgelehnt');
+    await expect(page.getByRole('button').count()).resolves.toBe(0);
+    expect((await apiCall('GET', `/quotes/${quoteId}`)).body.status).toBe('rejected');
+    const events = await app.get(EventStore).readStream(quoteStream(quoteId));
+    expect(events.find((e) => e.type === 'quote.v1.rejected')?.data).toMatchObject({ reason: 'Zu teuer' });
+    await screenshot(page, 'quote-rejected-de');
   });
 
   it('keeps an expired quote readable but closed to acceptance', async () => {
