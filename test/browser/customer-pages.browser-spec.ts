@@ -199,6 +199,16 @@ describe('the customer pages in a browser', () => {
     await expect(page.locator('html').getAttribute('lang')).resolves.toBe('de');
     await page.getByRole('status').filter({ hasText: 'Preis von Glass & Frame Ltd bestätigt.' }).waitFor({ timeout: 10000 });
     await expect(page.locator('aside.price tfoot td').textContent()).resolves.toMatch(/^\d{1,3}(\.\d{3})*,\d\d\s€$/);
+
+    // A second part does not fit beside the first until the width is shared.
+    await page.getByRole('button', { name: 'Teil hinzufügen' }).click();
+    await expect(page.evaluate('document.activeElement.closest("fieldset.part").querySelector("legend").textContent')).resolves.toBe('Teil 2');
+    await page.getByText('Die Elemente sind zusammen 1.500 mm breit, breiter als das Fenster (1.200 mm).').waitFor();
+    await page.getByRole('button', { name: 'Breite gleichmäßig aufteilen' }).click();
+    await expect(page.getByLabel('Breite (mm)').nth(2).inputValue()).resolves.toBe('600');
+    await page.getByRole('status').filter({ hasText: 'Preis von Glass & Frame Ltd bestätigt.' }).waitFor({ timeout: 10000 });
+    await expect(page.getByText('Die Elemente sind zusammen').count()).resolves.toBe(0);
+    await expect(page.locator('aside.price tbody td:first-child').allTextContents()).resolves.toEqual(expect.arrayContaining(['Teil 1 · Tilt-turn sash', 'Teil 2 · Tilt-turn sash']));
     await screenshot(page, 'configurator-de');
 
     const imperial = await admin('POST', '', { name: 'Raamwerk BV', slug: 'raamwerk', locale: 'nl', unitSystem: 'imperial', currency: 'EUR' });

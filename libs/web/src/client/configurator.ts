@@ -24,6 +24,8 @@ interface TemplateCatalog {
 }
 interface LineItem {
   description: string;
+  /** `component:c2:TT`, `option:c2:hr3`, … (base items; a partner may echo it) */
+  itemKey?: string;
   quantity: number;
   unitPrice: number;
   total?: number;
@@ -82,7 +84,6 @@ class Configurator {
   private readonly awaited = new Set<string>();
   private saveTimer: number | undefined;
   private saveSeq = 0;
-  private saving: Promise<void> = Promise.resolve();
   private valid = false;
 
   constructor(private readonly catalog: TemplateCatalog, private readonly host: HTMLElement) {
@@ -195,7 +196,6 @@ class Configurator {
     const input = el('input', {
       type: 'text', inputmode: 'decimal', autocomplete: 'off', required: true,
       value: mm === null ? '' : sizeInputValue(mm, unitSystem),
-      'data-path': path,
       oninput: (e: Event) => {
         change(parseSizeInput((e.target as HTMLInputElement).value, unitSystem));
         this.scheduleSave();
@@ -285,8 +285,8 @@ class Configurator {
               this.parts.push(this.newPart(this.catalog.components[0].id, this.width === null ? null : this.width - used));
               this.renderLayout();
               this.scheduleSave();
-              const legends = this.layout.querySelectorAll('legend');
-              (legends[legends.length - 1]?.parentElement?.querySelector('select') as HTMLElement | null)?.focus();
+              const parts = this.layout.querySelectorAll('fieldset.part');
+              (parts[parts.length - 1]?.querySelector('select') as HTMLElement | null)?.focus();
             },
           }, t.addComponent)
         : null,
@@ -446,7 +446,7 @@ class Configurator {
     window.clearTimeout(this.saveTimer);
     this.valid = false;
     this.setStatus(t.calculating, 'busy');
-    this.saveTimer = window.setTimeout(() => (this.saving = this.save()), delay);
+    this.saveTimer = window.setTimeout(() => void this.save(), delay);
   }
 
   private async save(): Promise<void> {
@@ -518,7 +518,7 @@ class Configurator {
         el(
           'tr',
           {},
-          el('td', {}, item.quantity === 1 ? item.description : `${item.description} (${item.quantity} × ${money.format(item.unitPrice)})`),
+          el('td', {}, this.describe(item)),
           el('td', { class: 'n' }, money.format(item.total ?? item.quantity * item.unitPrice)),
         ),
       ),
@@ -533,6 +533,13 @@ class Configurator {
     else this.setStatus(t.base, 'base');
   }
 
+  /** With several parts, which part an item is for (the instance ids are `c1`, `c2`, … in layout order). */
+  private describe(item: LineItem): string {
+    const part = this.parts.length > 1 ? item.itemKey?.match(/^(?:component|option):c(\d+):/) : null;
+    const text = part ? `${fill(t.component, { n: part[1] })} · ${item.description}` : item.description;
+    return item.quantity === 1 ? text : `${text} (${item.quantity} × ${money.format(item.unitPrice)})`;
+  }
+
   private setStatus(text: string, kind: 'busy' | 'external' | 'base' | 'fallback' | 'error'): void {
     this.priceStatus.textContent = text;
     this.priceStatus.dataset.state = kind;
@@ -544,9 +551,9 @@ class Configurator {
   }
 
   private async submit(form: HTMLFormElement): Promise<void> {
+    // Whatever was typed last is saved (and checked) before the submit.
     window.clearTimeout(this.saveTimer);
-    this.saving = this.save();
-    await this.saving;
+    await this.save();
     if (!this.valid) {
       (this.host.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus();
       return;
