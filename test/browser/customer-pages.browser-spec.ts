@@ -269,4 +269,19 @@ describe('the customer pages in a browser', () => {
     await expect(page.getByRole('button').count()).resolves.toBe(0);
     await screenshot(page, 'quote-expired-nl', { docs: true });
   });
+  it('lets the customer pick one of several products, and says when a linked product does not exist', async () => {
+    const door = await admin('POST', `/${org.id}/templates`, { ...DEMO_TEMPLATE, name: 'Garden door', slug: 'garden-door' });
+    expect(door.status).toBe(201);
+    await page.goto(`${baseUrl}/c/${org.slug}/tpl_no_such_template`);
+    await page.getByText('This product is not available.').waitFor();
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^404 GET .*\/templates\/tpl_no_such_template$/)]);
+
+    await page.getByLabel('Product').selectOption({ label: 'Garden door' });
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await expect(page.getByText('This product is not available.').count()).resolves.toBe(0);
+    const started = page.waitForRequest((request) => request.method() === 'POST' && request.url().endsWith(`/storefront/v1/${org.slug}/sessions`));
+    await page.getByLabel('Product').selectOption({ label: 'Tilt-turn window' });
+    expect(JSON.parse((await started).postData() ?? '{}')).toMatchObject({ templateId: org.templateId, locale: 'en' });
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+  });
 });
