@@ -96,9 +96,11 @@ class Configurator {
   }
 
   async start(): Promise<void> {
+    const seq = this.saveSeq;
     const started = await api<{ sessionId: string; customerToken: string; session: Session }>(context, 'POST', `${encodeURIComponent(orgSlug)}/sessions`, {
       body: { templateId: this.catalog.template.id, origin: 'storefront', locale: context.locale },
     });
+    if (seq !== this.saveSeq) return; // stopped meanwhile
     if (!started.ok) {
       this.host.replaceChildren(el('p', { class: 'error general', role: 'alert' }, t.failed));
       return;
@@ -113,6 +115,7 @@ class Configurator {
   stop(): void {
     this.stream?.close();
     window.clearTimeout(this.saveTimer);
+    this.saveSeq++; // a save still in flight is answered into nothing
   }
 
   private newPart(componentId: string, room: number | null): Part {
@@ -622,9 +625,13 @@ async function main(): Promise<void> {
   }
   const wanted = context.data.template;
   let current: Configurator | null = null;
+  let choosing = 0;
   const choose = async (templateId: string) => {
+    const mine = ++choosing;
     current?.stop();
+    current = null;
     const catalog = await api<TemplateCatalog>(context, 'GET', `${encodeURIComponent(orgSlug)}/templates/${encodeURIComponent(templateId)}`);
+    if (mine !== choosing) return; // the customer has picked another product meanwhile
     if (!catalog.ok) {
       body.replaceChildren(el('p', { class: 'error general', role: 'alert' }, catalog.status === 404 ? t.unavailable : t.failed));
       return;
