@@ -139,7 +139,7 @@ describe('quotes on the storefront (the customer link)', () => {
     expect(String(res.headers['content-type'])).toContain('text/html');
     expect(res.headers['referrer-policy']).toBe('no-referrer');
     expect(String(res.headers['content-security-policy'])).toContain("default-src 'none'");
-    expect(res.body).toContain('../storefront/v1/quotes/');
+    expect(res.body).toContain('<script src="../assets/quote.js" defer></script>');
     expect(res.body).not.toContain(token);
     expect((await apiQuote(quoteId)).status).toBe('sent');
   });

@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { DomainModule } from '@lib/bootstrap';
 import { ConfigModule, RuntimeModule } from '@lib/runtime';
 import type { AppConfig } from '@lib/shared';
+import { WebModule } from '@lib/web';
 import { OutboxModule } from '../../outbox/src/outbox.module';
 import { ProjectorModule } from '../../projector/src/projector.module';
 import { CheckpointPoller } from './checkpoint-poller';
@@ -21,6 +22,7 @@ export class GatewayModule {
         ConfigModule.forRoot(config),
         RuntimeModule,
         DomainModule,
+        WebModule,
         ...(options.withWorkers ? [ProjectorModule, OutboxModule] : []),
       ],
       controllers: [HealthController],

@@ -31,6 +31,7 @@ export async function seedDemo(app: NestFastifyApplication, config: AppConfig): 
     `  API key (read-only): ${readOnly.key}`,
     `  Template:            ${templateId}`,
     `  Storefront:          ${config.publicBaseUrl}/storefront/v1/${DEMO_SLUG}`,
-    `  Configurator:        ${config.publicBaseUrl}/c/${DEMO_SLUG}/${templateId}`,
+    `  Configurator:        ${config.publicBaseUrl}/c/${DEMO_SLUG}/${templateId}   (add ?lang=de or ?lang=nl for German or Dutch)`,
+    `  Contact form:        ${config.publicBaseUrl}/contact/${DEMO_SLUG}`,
   ];
 }

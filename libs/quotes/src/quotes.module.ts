@@ -20,14 +20,13 @@ import { QuoteQueries } from './application/quote-queries';
 import { QuoteSentMailReactor } from './application/quote-sent-mail.reactor';
 import { SubmissionLifecycleReactor } from './application/submission-lifecycle.reactor';
 import { QuoteWriter } from './application/quote-writer';
-import { CustomerQuotePageController } from './http/customer-quote-page.controller';
 import { QuotesController } from './http/quotes.controller';
 import { StorefrontQuotesController } from './http/storefront-quotes.controller';
 import { quotesProjection } from './projections/quotes.projection';
 
 @Module({
   imports: [OrganizationsModule, SubmissionsModule],
-  controllers: [QuotesController, StorefrontQuotesController, CustomerQuotePageController, QuoteFilesController],
+  controllers: [QuotesController, StorefrontQuotesController, QuoteFilesController],
   providers: [
     ...QUOTE_COMMAND_HANDLERS,
     QuoteQueries,

@@ -1,0 +1,659 @@
+import { CONFIGURATOR } from './configurator.messages';
+import { api, el, field, fill, languageSwitch, moneyFormat, pageContext, showErrors } from './dom';
+import { fieldErrorsOf, localizeFieldMessage, placeFor, type FieldError } from './field-messages';
+import { formatSize, parseSizeInput, sizeInputValue, unitLabel, type UnitSystem } from './units';
+import { VALIDATION } from './validation.messages';
+
+interface Size {
+  minWidth: number;
+  maxWidth: number;
+  minHeight: number;
+  maxHeight: number;
+}
+interface Storefront {
+  organization: { name: string; slug: string; locale: string; unitSystem: UnitSystem; currency: string };
+  templates: { id: string; name: string }[];
+}
+interface TemplateCatalog {
+  template: { id: string; name: string; description?: string | null; constraints: Size };
+  components: { id: string; name: string; constraints: Size }[];
+  optionGroups: { id: string; name: string; scope: 'product' | 'component'; required: boolean; multiple: boolean }[];
+  options: { id: string; name: string; optionGroup: string }[];
+  materials: { id: string; name: string; side: 'inside' | 'outside' | 'both' }[];
+  sections: string[];
+}
+interface LineItem {
+  description: string;
+  /** `component:c2:TT`, `option:c2:hr3`, … (base items; a partner may echo it) */
+  itemKey?: string;
+  quantity: number;
+  unitPrice: number;
+  total?: number;
+}
+interface Session {
+  sessionId: string;
+  status: 'active' | 'submitted' | 'expired';
+  configHash: string | null;
+  pricing: { source: 'base' | 'external'; lineItems: LineItem[]; subtotal: number; awaitingExternal: boolean };
+}
+interface Part {
+  componentId: string;
+  width: number | null;
+  height: number | null;
+  options: Set<string>;
+}
+
+const context = pageContext();
+const t = CONFIGURATOR[context.locale];
+const v = VALIDATION[context.locale];
+const orgSlug = context.data.org ?? '';
+const app = document.getElementById('app')!;
+const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
+
+let storefront: Storefront;
+let unitSystem: UnitSystem = 'metric';
+let money: Intl.NumberFormat;
+const size = (mm: number) => formatSize(mm, unitSystem, context.locale);
+
+/** Everything of one template's configuration session. */
+class Configurator {
+  private sessionId = '';
+  private token = '';
+  private stream: EventSource | null = null;
+  private width: number | null;
+  private height: number | null;
+  private unitAmount: number | null = 1;
+  private parts: Part[] = [];
+  private options = new Set<string>();
+  private inside: string | null = null;
+  private outside: string | null = null;
+  private section: string | null = null;
+  private notes = '';
+
+  private readonly errors = new Map<string, HTMLElement>();
+  private readonly general = el('p', { class: 'error general', role: 'alert' });
+  private readonly layout = el('div', { class: 'parts' });
+  private readonly priceBody = el('tbody');
+  private readonly subtotal = el('td', { class: 'n' });
+  private readonly priceStatus = el('p', { class: 'price-status', role: 'status', 'aria-live': 'polite' });
+  private readonly submitButton = el('button', { type: 'submit', class: 'primary' }, t.submit) as HTMLButtonElement;
+
+  /** the configHash of the last accepted save: stream updates for older configurations are stale */
+  private expectedHash: string | null = null;
+  /** hashes for which the partner's price was awaited: when the wait ends without it, that is the fallback */
+  private readonly awaited = new Set<string>();
+  private saveTimer: number | undefined;
+  private saveSeq = 0;
+  private valid = false;
+
+  constructor(private readonly catalog: TemplateCatalog, private readonly host: HTMLElement) {
+    const c = catalog.template.constraints;
+    this.width = clamp(1200, c.minWidth, c.maxWidth);
+    this.height = clamp(1400, c.minHeight, c.maxHeight);
+    const first = catalog.components[0];
+    if (first) this.parts.push(this.newPart(first.id, this.width));
+    this.options = this.defaultOptions('product');
+  }
+
+  async start(): Promise<void> {
+    const seq = this.saveSeq;
+    const started = await api<{ sessionId: string; customerToken: string; session: Session }>(context, 'POST', `${encodeURIComponent(orgSlug)}/sessions`, {
+      body: { templateId: this.catalog.template.id, origin: 'storefront', locale: context.locale },
+    });
+    if (seq !== this.saveSeq) return; // stopped meanwhile
+    if (!started.ok) {
+      this.host.replaceChildren(el('p', { class: 'error general', role: 'alert' }, t.failed));
+      return;
+    }
+    this.sessionId = started.body.sessionId;
+    this.token = started.body.customerToken;
+    this.render();
+    this.follow();
+    this.scheduleSave(0);
+  }
+
+  stop(): void {
+    this.stream?.close();
+    window.clearTimeout(this.saveTimer);
+    this.saveSeq++; // a save still in flight is answered into nothing
+  }
+
+  private newPart(componentId: string, room: number | null): Part {
+    const component = this.catalog.components.find((c) => c.id === componentId)!;
+    const k = component.constraints;
+    return {
+      componentId,
+      width: clamp(room ?? k.minWidth, k.minWidth, k.maxWidth),
+      height: clamp(this.height ?? k.maxHeight, k.minHeight, k.maxHeight),
+      options: this.defaultOptions('component'),
+    };
+  }
+
+  /** The first option of every required group, so that a fresh configuration is valid and priced at once. */
+  private defaultOptions(scope: 'product' | 'component'): Set<string> {
+    const chosen = new Set<string>();
+    for (const group of this.catalog.optionGroups) {
+      if (group.scope !== scope || !group.required) continue;
+      const first = this.catalog.options.find((o) => o.optionGroup === group.id);
+      if (first) chosen.add(first.id);
+    }
+    return chosen;
+  }
+
+  // ---- the form -------------------------------------------------------------------------------
+
+  private render(): void {
+    const c = this.catalog.template.constraints;
+    const unit = unitLabel(unitSystem);
+    const configForm = el(
+      'form',
+      { class: 'config', novalidate: true, 'aria-label': t.title, onsubmit: (e: Event) => e.preventDefault() },
+      this.general,
+      el(
+        'fieldset',
+        {},
+        el('legend', {}, t.size),
+        el(
+          'div',
+          { class: 'row' },
+          this.sizeField(fill(t.width, { unit }), 'width', this.width, c.minWidth, c.maxWidth, (mm) => this.changeWidth(mm)),
+          this.sizeField(fill(t.height, { unit }), 'height', this.height, c.minHeight, c.maxHeight, (mm) => this.changeHeight(mm)),
+          field(
+            t.quantity,
+            el('input', {
+              type: 'number', min: 1, max: 999, step: 1, inputmode: 'numeric', value: 1,
+              oninput: (e: Event) => {
+                const text = (e.target as HTMLInputElement).value;
+                this.unitAmount = /^\d+$/.test(text) ? Number(text) : null;
+                this.scheduleSave();
+              },
+            }),
+            { path: 'unitAmount', errors: this.errors, hint: fill(t.sizeHint, { min: 1, max: 999 }) },
+          ),
+        ),
+      ),
+      el('fieldset', {}, el('legend', {}, t.layout), el('p', { class: 'hint' }, t.layoutHint), this.layout),
+      this.productOptions(),
+      this.colours(),
+      this.extras(),
+    );
+    this.renderLayout();
+
+    const price = el(
+      'aside',
+      { class: 'price', 'aria-labelledby': 'price-title' },
+      el('h2', { id: 'price-title' }, t.price),
+      this.priceStatus,
+      el(
+        'table',
+        {},
+        el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t.item), el('th', { scope: 'col', class: 'n' }, t.amount))),
+        this.priceBody,
+        el('tfoot', {}, el('tr', {}, el('th', { scope: 'row' }, t.subtotal), this.subtotal)),
+      ),
+    );
+    this.host.replaceChildren(configForm, price, this.customerForm());
+  }
+
+  private sizeField(label: string, path: string, mm: number | null, min: number, max: number, change: (mm: number | null) => void): HTMLElement {
+    const input = el('input', {
+      type: 'text', inputmode: 'decimal', autocomplete: 'off', required: true,
+      value: mm === null ? '' : sizeInputValue(mm, unitSystem),
+      oninput: (e: Event) => {
+        change(parseSizeInput((e.target as HTMLInputElement).value, unitSystem));
+        this.scheduleSave();
+      },
+    });
+    return field(label, input, { path, errors: this.errors, hint: fill(t.sizeHint, { min: size(min), max: size(max) }) });
+  }
+
+  /** Parts that filled the product keep filling it when the product size changes. */
+  private changeWidth(mm: number | null): void {
+    if (mm !== null && this.width !== null && this.parts.length === 1 && this.parts[0].width === this.width) {
+      this.parts[0].width = mm;
+      this.renderLayout();
+    }
+    this.width = mm;
+  }
+
+  private changeHeight(mm: number | null): void {
+    const previous = this.height;
+    this.height = mm;
+    if (mm === null || previous === null) return;
+    const following = this.parts.filter((p) => p.height === previous);
+    following.forEach((p) => (p.height = mm));
+    if (following.length) this.renderLayout();
+  }
+
+  private renderLayout(): void {
+    for (const path of [...this.errors.keys()]) if (path.startsWith('components[')) this.errors.delete(path);
+    const unit = unitLabel(unitSystem);
+    const cards = this.parts.map((part, i) => {
+      const n = i + 1;
+      const path = `components[${i}]`;
+      const component = this.catalog.components.find((c) => c.id === part.componentId)!;
+      const k = component.constraints;
+      const type = el(
+        'select',
+        {
+          onchange: (e: Event) => {
+            this.parts[i] = { ...this.newPart((e.target as HTMLSelectElement).value, part.width), options: part.options };
+            this.renderLayout();
+            this.scheduleSave();
+          },
+        },
+        ...this.catalog.components.map((c) => el('option', { value: c.id, selected: c.id === part.componentId }, c.name)),
+      );
+      const partErrors = el('p', { class: 'error', 'aria-live': 'polite' });
+      this.errors.set(path, partErrors);
+      return el(
+        'fieldset',
+        { class: 'part' },
+        el('legend', {}, fill(t.component, { n })),
+        field(t.componentType, type, { path: `${path}.componentId`, errors: this.errors }),
+        el(
+          'div',
+          { class: 'row' },
+          this.sizeField(fill(t.width, { unit }), `${path}.width`, part.width, k.minWidth, k.maxWidth, (mm) => (part.width = mm)),
+          this.sizeField(fill(t.height, { unit }), `${path}.height`, part.height, k.minHeight, k.maxHeight, (mm) => (part.height = mm)),
+        ),
+        this.optionGroups('component', part.options, `${path}.options`, `p${n}`),
+        partErrors,
+        this.parts.length > 1
+          ? el(
+              'button',
+              {
+                type: 'button', class: 'link',
+                onclick: () => {
+                  this.parts.splice(i, 1);
+                  this.renderLayout();
+                  this.scheduleSave();
+                },
+              },
+              fill(t.removeComponent, { n }),
+            )
+          : null,
+      );
+    });
+    const layoutErrors = el('p', { class: 'error', 'aria-live': 'polite' });
+    this.errors.set('components', layoutErrors);
+    const actions = el(
+      'div',
+      { class: 'actions' },
+      this.catalog.components.length
+        ? el('button', {
+            type: 'button',
+            onclick: () => {
+              const used = this.parts.reduce((sum, p) => sum + (p.width ?? 0), 0);
+              this.parts.push(this.newPart(this.catalog.components[0].id, this.width === null ? null : this.width - used));
+              this.renderLayout();
+              this.scheduleSave();
+              const parts = this.layout.querySelectorAll('fieldset.part');
+              (parts[parts.length - 1]?.querySelector('select') as HTMLElement | null)?.focus();
+            },
+          }, t.addComponent)
+        : null,
+      this.parts.length > 1
+        ? el('button', {
+            type: 'button',
+            onclick: () => {
+              if (this.width === null) return;
+              const share = Math.floor(this.width / this.parts.length);
+              this.parts.forEach((p, i) => (p.width = i === this.parts.length - 1 ? this.width! - share * i : share));
+              this.renderLayout();
+              this.scheduleSave();
+            },
+          }, t.divideEvenly)
+        : null,
+    );
+    this.layout.replaceChildren(...cards, layoutErrors, actions);
+  }
+
+  /** The option groups of one scope: radio buttons for one choice, check boxes for several. */
+  private optionGroups(scope: 'product' | 'component', chosen: Set<string>, path: string, prefix: string): HTMLElement {
+    const box = el('div', { class: 'option-groups' });
+    for (const group of this.catalog.optionGroups.filter((g) => g.scope === scope)) {
+      const options = this.catalog.options.filter((o) => o.optionGroup === group.id);
+      const name = `${prefix}-${group.id}`;
+      const choices = options.map((option) => {
+        const id = `${name}-${option.id}`;
+        const input = el('input', {
+          type: group.multiple ? 'checkbox' : 'radio', name, id, value: option.id, checked: chosen.has(option.id),
+          onchange: (e: Event) => {
+            const on = (e.target as HTMLInputElement).checked;
+            if (!group.multiple) options.forEach((o) => chosen.delete(o.id));
+            if (on) chosen.add(option.id);
+            else chosen.delete(option.id);
+            this.scheduleSave();
+          },
+        });
+        return el('div', { class: 'choice' }, input, el('label', { for: id }, option.name));
+      });
+      if (!group.multiple && !group.required) {
+        const id = `${name}-none`;
+        choices.unshift(
+          el(
+            'div',
+            { class: 'choice' },
+            el('input', {
+              type: 'radio', name, id, value: '', checked: !options.some((o) => chosen.has(o.id)),
+              onchange: () => {
+                options.forEach((o) => chosen.delete(o.id));
+                this.scheduleSave();
+              },
+            }),
+            el('label', { for: id }, t.noColour),
+          ),
+        );
+      }
+      box.append(el('fieldset', { class: 'group' }, el('legend', {}, group.name + (group.required ? ' *' : '')), ...choices));
+    }
+    const error = el('p', { class: 'error', 'aria-live': 'polite' });
+    this.errors.set(path, error);
+    box.append(error);
+    return box;
+  }
+
+  private productOptions(): HTMLElement | null {
+    if (!this.catalog.optionGroups.some((g) => g.scope === 'product')) return null;
+    return el('fieldset', {}, el('legend', {}, t.options), this.optionGroups('product', this.options, 'options', 'product'));
+  }
+
+  private colours(): HTMLElement | null {
+    if (!this.catalog.materials.length) return null;
+    const select = (side: 'inside' | 'outside', path: string, set: (id: string | null) => void) =>
+      el(
+        'select',
+        { onchange: (e: Event) => { set((e.target as HTMLSelectElement).value || null); this.scheduleSave(); } },
+        el('option', { value: '' }, t.noColour),
+        ...this.catalog.materials.filter((m) => m.side === side || m.side === 'both').map((m) => el('option', { value: m.id }, m.name)),
+      );
+    return el(
+      'fieldset',
+      {},
+      el('legend', {}, t.colours),
+      el(
+        'div',
+        { class: 'row' },
+        field(t.inside, select('inside', 'insideColorId', (id) => (this.inside = id)), { path: 'insideColorId', errors: this.errors }),
+        field(t.outside, select('outside', 'outsideColorId', (id) => (this.outside = id)), { path: 'outsideColorId', errors: this.errors }),
+      ),
+    );
+  }
+
+  private extras(): HTMLElement {
+    const sections = this.catalog.sections.length
+      ? field(
+          t.section,
+          el(
+            'select',
+            { onchange: (e: Event) => { this.section = (e.target as HTMLSelectElement).value || null; this.scheduleSave(); } },
+            el('option', { value: '' }, t.noSection),
+            ...this.catalog.sections.map((s) => el('option', { value: s }, s)),
+          ),
+          { path: 'section', errors: this.errors },
+        )
+      : null;
+    const notes = field(
+      t.notes,
+      el('textarea', { rows: 3, maxlength: 2000, oninput: (e: Event) => { this.notes = (e.target as HTMLTextAreaElement).value; this.scheduleSave(); } }),
+      { path: 'notes', errors: this.errors },
+    );
+    return el('fieldset', {}, sections, notes);
+  }
+
+  private customerForm(): HTMLElement {
+    const input = (path: string, label: string, attrs: Record<string, string | boolean>) =>
+      field(label, el('input', { name: path, ...attrs }), { path: `customer.${path}`, errors: this.errors });
+    const form = el(
+      'form',
+      { class: 'customer', novalidate: true, 'aria-labelledby': 'customer-title', onsubmit: (e: Event) => { e.preventDefault(); void this.submit(form as HTMLFormElement); } },
+      el('h2', { id: 'customer-title' }, t.yourDetails),
+      el(
+        'div',
+        { class: 'row' },
+        input('name', t.name, { autocomplete: 'name', required: true, maxlength: '200' }),
+        input('email', t.email, { type: 'email', autocomplete: 'email', required: true }),
+      ),
+      el('div', { class: 'row' }, input('phone', t.phone, { type: 'tel', autocomplete: 'tel' }), input('companyName', t.company, { autocomplete: 'organization' })),
+      input('address', t.address, { autocomplete: 'street-address' }),
+      el(
+        'div',
+        { class: 'row' },
+        input('postalCode', t.postalCode, { autocomplete: 'postal-code' }),
+        input('city', t.city, { autocomplete: 'address-level2' }),
+        input('country', t.country, { autocomplete: 'country-name' }),
+      ),
+      this.submitButton,
+    );
+    return form;
+  }
+
+  // ---- saving and the live price --------------------------------------------------------------
+
+  private configuration() {
+    return {
+      width: this.width,
+      height: this.height,
+      unitAmount: this.unitAmount,
+      components: this.parts.map((p, i) => ({ id: `c${i + 1}`, componentId: p.componentId, width: p.width, height: p.height, options: [...p.options] })),
+      options: [...this.options],
+      insideColorId: this.inside,
+      outsideColorId: this.outside,
+      notes: this.notes,
+      section: this.section,
+    };
+  }
+
+  private scheduleSave(delay = 350): void {
+    window.clearTimeout(this.saveTimer);
+    this.valid = false;
+    this.setStatus(t.calculating, 'busy');
+    this.saveTimer = window.setTimeout(() => void this.save(), delay);
+  }
+
+  private async save(): Promise<void> {
+    const configuration = this.configuration();
+    // A size that is not a number cannot be sent as one; the API would only say "must be a number" too.
+    const unreadable: FieldError[] = [];
+    if (configuration.width === null) unreadable.push({ path: 'width', message: 'must be a whole number' });
+    if (configuration.height === null) unreadable.push({ path: 'height', message: 'must be a whole number' });
+    if (configuration.unitAmount === null) unreadable.push({ path: 'unitAmount', message: 'must be a whole number' });
+    configuration.components.forEach((c, i) => {
+      if (c.width === null) unreadable.push({ path: `components[${i}].width`, message: 'must be a whole number' });
+      if (c.height === null) unreadable.push({ path: `components[${i}].height`, message: 'must be a whole number' });
+    });
+    if (unreadable.length) {
+      this.invalid(unreadable);
+      return;
+    }
+    const seq = ++this.saveSeq;
+    const res = await api<Session>(context, 'PUT', `sessions/${this.sessionId}/configuration`, { body: configuration, token: this.token });
+    if (seq !== this.saveSeq) return;
+    if (res.ok) {
+      this.valid = true;
+      this.expectedHash = res.body.configHash;
+      this.showFieldErrors([]);
+      this.renderSession(res.body);
+    } else if (res.status === 422) {
+      this.invalid(fieldErrorsOf(res.body));
+    } else if (res.status === 410) {
+      this.expire();
+    } else {
+      this.setStatus(t.failed, 'error');
+    }
+  }
+
+  private invalid(errors: FieldError[]): void {
+    this.valid = false;
+    this.showFieldErrors(errors);
+    this.priceBody.replaceChildren();
+    this.subtotal.textContent = '';
+    this.setStatus(t.invalid, 'error');
+  }
+
+  private showFieldErrors(errors: FieldError[]): void {
+    const messages = new Map<string, string[]>();
+    const unplaced: string[] = [];
+    for (const error of errors) {
+      const text = localizeFieldMessage(error.message, v, size);
+      const place = placeFor(error.path, (p) => this.errors.has(p));
+      if (place) messages.set(place, [...(messages.get(place) ?? []), text]);
+      else unplaced.push(text);
+    }
+    showErrors(this.errors, messages);
+    this.general.textContent = unplaced.join(' ');
+  }
+
+  /** Live view of the session: the price as the partner's answer or the wait for it ends. */
+  private follow(): void {
+    const url = `${context.root}storefront/v1/sessions/${encodeURIComponent(this.sessionId)}/stream?token=${encodeURIComponent(this.token)}`;
+    this.stream = new EventSource(url);
+    this.stream.addEventListener('session', (event) => this.renderSession(JSON.parse((event as MessageEvent<string>).data) as Session));
+  }
+
+  private renderSession(session: Session): void {
+    if (session.status === 'expired') return this.expire();
+    if (!this.valid || !session.configHash || session.configHash !== this.expectedHash) return;
+    const { pricing } = session;
+    this.priceBody.replaceChildren(
+      ...pricing.lineItems.map((item) =>
+        el(
+          'tr',
+          {},
+          el('td', {}, this.describe(item)),
+          el('td', { class: 'n' }, money.format(item.total ?? item.quantity * item.unitPrice)),
+        ),
+      ),
+    );
+    this.subtotal.textContent = money.format(pricing.subtotal);
+    const org = storefront.organization.name;
+    if (pricing.source === 'external') this.setStatus(fill(t.external, { org }), 'external');
+    else if (pricing.awaitingExternal) {
+      this.awaited.add(session.configHash);
+      this.setStatus(fill(t.waiting, { org }), 'busy');
+    } else if (this.awaited.has(session.configHash)) this.setStatus(fill(t.fallback, { org }), 'fallback');
+    else this.setStatus(t.base, 'base');
+  }
+
+  /** With several parts, which part an item is for (the instance ids are `c1`, `c2`, … in layout order). */
+  private describe(item: LineItem): string {
+    const part = this.parts.length > 1 ? item.itemKey?.match(/^(?:component|option):c(\d+):/) : null;
+    const text = part ? `${fill(t.component, { n: part[1] })} · ${item.description}` : item.description;
+    return item.quantity === 1 ? text : `${text} (${item.quantity} × ${money.format(item.unitPrice)})`;
+  }
+
+  private setStatus(text: string, kind: 'busy' | 'external' | 'base' | 'fallback' | 'error'): void {
+    this.priceStatus.textContent = text;
+    this.priceStatus.dataset.state = kind;
+  }
+
+  private expire(): void {
+    this.stop();
+    this.host.replaceChildren(el('p', { class: 'error general', role: 'alert' }, t.expired));
+  }
+
+  private async submit(form: HTMLFormElement): Promise<void> {
+    // Whatever was typed last is saved (and checked) before the submit.
+    window.clearTimeout(this.saveTimer);
+    await this.save();
+    if (!this.valid) {
+      (this.host.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus();
+      return;
+    }
+    const data = new FormData(form);
+    const customer: Record<string, string | null> = {};
+    for (const key of ['name', 'email', 'phone', 'companyName', 'address', 'postalCode', 'city', 'country']) {
+      const value = String(data.get(key) ?? '').trim();
+      customer[key] = value === '' ? (key === 'name' || key === 'email' ? '' : null) : value;
+    }
+    this.submitButton.disabled = true;
+    this.submitButton.textContent = t.submitting;
+    const res = await api<{ submissionId: string }>(context, 'POST', `sessions/${this.sessionId}/submit`, { body: { customer }, token: this.token });
+    this.submitButton.disabled = false;
+    this.submitButton.textContent = t.submit;
+    if (res.ok) return this.confirm(res.body.submissionId);
+    if (res.status === 422) {
+      this.showFieldErrors(fieldErrorsOf(res.body));
+      (this.host.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus();
+    } else if (res.status === 410) this.expire();
+    else this.general.textContent = t.failed;
+  }
+
+  private confirm(submissionId: string): void {
+    this.stop();
+    const heading = el('h2', { id: 'thanks', tabindex: -1 }, t.thanks);
+    const summary = [this.catalog.template.name, `${size(this.width!)} × ${size(this.height!)}`, this.subtotal.textContent].filter(Boolean).join(' · ');
+    document.getElementById('product')?.remove();
+    this.host.replaceChildren(
+      el(
+        'section',
+        { class: 'confirmation', 'aria-labelledby': 'thanks' },
+        heading,
+        el('p', {}, summary),
+        el('p', {}, fill(t.thanksBody, { org: storefront.organization.name })),
+        el('p', { class: 'muted' }, fill(t.reference, { id: submissionId })),
+        el('p', {}, el('a', { href: location.pathname + location.search }, t.again)),
+      ),
+    );
+    heading.focus();
+  }
+}
+
+async function main(): Promise<void> {
+  const loaded = await api<Storefront>(context, 'GET', encodeURIComponent(orgSlug));
+  if (!loaded.ok) {
+    app.replaceChildren(el('p', { class: 'error general', role: 'alert' }, loaded.status === 404 ? t.unavailable : t.failed));
+    return;
+  }
+  storefront = loaded.body;
+  unitSystem = storefront.organization.unitSystem === 'imperial' ? 'imperial' : 'metric';
+  money = moneyFormat(context.locale, storefront.organization.currency);
+  document.title = `${t.title} · ${storefront.organization.name}`;
+
+  const header = el(
+    'header',
+    { class: 'top' },
+    el('div', {}, el('p', { class: 'org' }, storefront.organization.name), el('h1', {}, t.title)),
+    languageSwitch(context.locale, t.languages),
+  );
+  const body = el('div', { class: 'configurator' });
+  const templates = storefront.templates;
+  if (!templates.length) {
+    app.replaceChildren(header, el('p', {}, t.noProducts));
+    return;
+  }
+  const wanted = context.data.template;
+  let current: Configurator | null = null;
+  let choosing = 0;
+  const choose = async (templateId: string) => {
+    const mine = ++choosing;
+    current?.stop();
+    current = null;
+    const catalog = await api<TemplateCatalog>(context, 'GET', `${encodeURIComponent(orgSlug)}/templates/${encodeURIComponent(templateId)}`);
+    if (mine !== choosing) return; // the customer has picked another product meanwhile
+    if (!catalog.ok) {
+      body.replaceChildren(el('p', { class: 'error general', role: 'alert' }, catalog.status === 404 ? t.unavailable : t.failed));
+      return;
+    }
+    current = new Configurator(catalog.body, body);
+    await current.start();
+  };
+  const picker =
+    templates.length > 1 || (wanted && !templates.some((tpl) => tpl.id === wanted))
+      ? el(
+          'div',
+          { class: 'field product', id: 'product' },
+          el('label', { for: 'template' }, t.product),
+          el(
+            'select',
+            { id: 'template', onchange: (e: Event) => void choose((e.target as HTMLSelectElement).value) },
+            ...templates.map((tpl) => el('option', { value: tpl.id, selected: tpl.id === wanted }, tpl.name)),
+          ),
+        )
+      : el('p', { class: 'product', id: 'product' }, templates[0].name);
+  app.replaceChildren(header, picker, body);
+  await choose(wanted || templates[0].id);
+}
+
+void main();

@@ -1,0 +1,115 @@
+import { fill, isLocale, LANGUAGE_NAMES, LOCALES, type Locale } from './locale';
+
+type Child = Node | string | null | undefined | false;
+type Props = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
+
+/**
+ * Creates an element. Children are nodes or text (never parsed as HTML); `on<event>` props are
+ * listeners, booleans toggle attributes, everything else is set as an attribute.
+ */
+export function el(tag: string, props: Props = {}, ...children: Child[]): HTMLElement {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(props)) {
+    if (typeof value === 'function') node.addEventListener(name.slice(2).toLowerCase(), value);
+    else if (value === true) node.setAttribute(name, '');
+    else if (value !== false && value !== null && value !== undefined) node.setAttribute(name, String(value));
+  }
+  for (const child of children) if (child !== null && child !== undefined && child !== false) node.append(child);
+  return node;
+}
+
+/** What the server put into the page shell (data attributes of <body>). */
+export interface PageContext {
+  /** relative path from the page to the site root, e.g. `../../` */
+  root: string;
+  locale: Locale;
+  data: DOMStringMap;
+}
+
+export function pageContext(): PageContext {
+  const data = document.body.dataset;
+  return { root: data.root ?? '/', locale: isLocale(data.locale) ? data.locale : 'en', data };
+}
+
+export interface ApiResult<T> {
+  ok: boolean;
+  status: number;
+  body: T | any;
+}
+
+/** A storefront API call; a network failure is status 0. */
+export async function api<T>(context: PageContext, method: string, path: string, options: { body?: unknown; token?: string } = {}): Promise<ApiResult<T>> {
+  const headers: Record<string, string> = {};
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  try {
+    const response = await fetch(`${context.root}storefront/v1/${path}`, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      referrerPolicy: 'no-referrer',
+    });
+    const text = await response.text();
+    return { ok: response.ok, status: response.status, body: text ? JSON.parse(text) : null };
+  } catch {
+    return { ok: false, status: 0, body: null };
+  }
+}
+
+/** Links to the same page in the other languages (`?lang=`). */
+export function languageSwitch(current: Locale, label: string): HTMLElement {
+  const nav = el('nav', { class: 'languages', 'aria-label': label });
+  for (const locale of LOCALES) {
+    const url = new URL(location.href);
+    url.searchParams.set('lang', locale);
+    nav.append(
+      locale === current
+        ? el('span', { 'aria-current': 'true', lang: locale }, LANGUAGE_NAMES[locale])
+        : el('a', { href: url.pathname + url.search, lang: locale, hreflang: locale }, LANGUAGE_NAMES[locale]),
+    );
+  }
+  return nav;
+}
+
+/** A labelled input with its error slot; `name` is also the API field path the errors map to. */
+export function field(
+  label: string,
+  input: HTMLElement,
+  options: { path: string; hint?: string; errors: Map<string, HTMLElement> },
+): HTMLElement {
+  const id = input.id || `f-${options.path.replace(/[^\w-]/g, '-')}`;
+  input.id = id;
+  const error = el('p', { class: 'error', id: `${id}-error`, 'aria-live': 'polite' });
+  const hint = options.hint ? el('span', { class: 'hint', id: `${id}-hint` }, options.hint) : null;
+  input.setAttribute('aria-describedby', [hint ? `${id}-hint` : '', `${id}-error`].filter(Boolean).join(' '));
+  // A message about the old value goes once the customer changes it.
+  input.addEventListener('input', () => {
+    error.textContent = '';
+    input.removeAttribute('aria-invalid');
+  });
+  options.errors.set(options.path, error);
+  return el('div', { class: 'field' }, el('label', { for: id }, label), hint, input, error);
+}
+
+/** Shows messages in their error slots (the rest are cleared) and marks the inputs invalid. */
+export function showErrors(slots: Map<string, HTMLElement>, messages: Map<string, string[]>): void {
+  for (const [path, slot] of slots) {
+    const list = messages.get(path) ?? [];
+    slot.textContent = list.join(' ');
+    const input = slot.id.endsWith('-error') ? document.getElementById(slot.id.slice(0, -'-error'.length)) : null;
+    if (input) {
+      if (list.length) input.setAttribute('aria-invalid', 'true');
+      else input.removeAttribute('aria-invalid');
+    }
+  }
+}
+
+export function moneyFormat(locale: Locale, currency: string): Intl.NumberFormat {
+  return new Intl.NumberFormat(locale, { style: 'currency', currency });
+}
+
+export function dateFormat(locale: Locale): Intl.DateTimeFormat {
+  return new Intl.DateTimeFormat(locale, { dateStyle: 'long' });
+}
+
+export { fill };

@@ -1,0 +1,178 @@
+import { api, dateFormat, el, fill, languageSwitch, moneyFormat, pageContext } from './dom';
+import { QUOTE } from './quote.messages';
+
+interface CustomerQuote {
+  organization: { name: string };
+  quoteNumber: string;
+  version: number;
+  status: 'draft' | 'sent' | 'viewed' | 'accepted' | 'rejected' | 'expired';
+  reference: string | null;
+  notes: string | null;
+  currency: string;
+  taxRate: number;
+  lineItems: { description: string; quantity: number; unitPrice: number; total: number }[];
+  subtotal: number;
+  taxAmount: number;
+  total: number;
+  validUntil: number;
+  sentAt: number;
+  respondedAt: number | null;
+}
+
+const context = pageContext();
+const t = QUOTE[context.locale];
+// From the address, not the shell: the HTML never repeats the credential.
+const token = location.pathname.split('/').filter(Boolean).pop() ?? '';
+const path = `quotes/${encodeURIComponent(token)}`;
+const app = document.getElementById('app')!;
+const date = dateFormat(context.locale);
+const numbers = new Intl.NumberFormat(context.locale, { maximumFractionDigits: 3 });
+
+/** Sent or viewed, and not past its validity (the expiry check may not have run yet). */
+const actionable = (q: CustomerQuote) => (q.status === 'sent' || q.status === 'viewed') && Date.now() < q.validUntil;
+
+function render(q: CustomerQuote, notice = ''): void {
+  const money = moneyFormat(context.locale, q.currency);
+  const expired = q.status === 'expired' || ((q.status === 'sent' || q.status === 'viewed') && !actionable(q));
+  const status = expired ? 'expired' : q.status;
+  document.title = `${fill(t.quote, { number: q.quoteNumber })} · ${q.organization.name}`;
+  const org = q.organization.name;
+
+  const banner = (() => {
+    if (status === 'accepted') return el('p', { class: 'banner ok', role: 'status' }, fill(t.accepted, { date: date.format(q.respondedAt ?? Date.now()), org }));
+    if (status === 'rejected') return el('p', { class: 'banner', role: 'status' }, fill(t.rejected, { date: date.format(q.respondedAt ?? Date.now()), org }));
+    if (status === 'expired') return el('p', { class: 'banner warn', role: 'status' }, fill(t.expired, { date: date.format(q.validUntil), org }));
+    if (status === 'draft') return el('p', { class: 'banner', role: 'status' }, fill(t.draft, { org }));
+    return null;
+  })();
+
+  const cell = (text: string, numeric = false) => el('td', numeric ? { class: 'n' } : {}, text);
+  // Every row has four cells (no colspan), so that a phone can drop the middle columns throughout.
+  const total = (label: string, amount: string, className = '') =>
+    el('tr', className ? { class: className } : {}, el('th', { scope: 'row' }, label), el('td'), el('td'), cell(amount, true));
+  const table = el(
+    'table',
+    { class: 'lines' },
+    el(
+      'thead',
+      {},
+      el('tr', {}, el('th', { scope: 'col' }, t.description), el('th', { scope: 'col', class: 'n' }, t.quantity), el('th', { scope: 'col', class: 'n' }, t.unitPrice), el('th', { scope: 'col', class: 'n' }, t.total)),
+    ),
+    el(
+      'tbody',
+      {},
+      ...q.lineItems.map((item) =>
+        el(
+          'tr',
+          {},
+          // On a phone the quantity and unit price columns give way to this line under the description.
+          el('td', {}, item.description, el('span', { class: 'per-unit' }, `${numbers.format(item.quantity)} × ${money.format(item.unitPrice)}`)),
+          cell(numbers.format(item.quantity), true),
+          cell(money.format(item.unitPrice), true),
+          cell(money.format(item.total), true),
+        ),
+      ),
+    ),
+    el(
+      'tfoot',
+      {},
+      total(t.subtotal, money.format(q.subtotal)),
+      total(fill(t.tax, { rate: numbers.format(q.taxRate) }), money.format(q.taxAmount)),
+      total(t.grandTotal, money.format(q.total), 'grand'),
+    ),
+  );
+
+  app.replaceChildren(
+    ...present(
+      el(
+        'header',
+        { class: 'top' },
+        el(
+          'div',
+          {},
+          el('p', { class: 'org' }, org),
+          el('h1', {}, fill(t.quote, { number: q.quoteNumber }), ' ', el('span', { class: `status status-${status}` }, t[`status_${status}`])),
+        ),
+        languageSwitch(context.locale, t.languages),
+      ),
+      el(
+        'p',
+        { class: 'muted meta' },
+        [fill(t.version, { version: q.version }), fill(t.sentOn, { date: date.format(q.sentAt) }), fill(t.validUntil, { date: date.format(q.validUntil) })].join(' · '),
+      ),
+      q.reference ? el('p', {}, fill(t.reference, { reference: q.reference })) : null,
+      banner,
+      notice ? el('p', { class: 'error general', role: 'alert' }, notice) : null,
+      el('div', { class: 'table-wrap' }, table),
+      q.notes ? el('p', { class: 'notes' }, q.notes) : null,
+      el('p', {}, el('a', { href: `${context.root}storefront/v1/${path}/pdf`, download: `${q.quoteNumber}.pdf`, class: 'pdf' }, t.pdf)),
+      actionable(q) ? responses() : null,
+    ),
+  );
+}
+
+const present = (...nodes: (Node | null)[]): Node[] => nodes.filter((node): node is Node => node !== null);
+
+function responses(): HTMLElement {
+  const confirmError = el('p', { class: 'error', id: 'confirm-error', 'aria-live': 'polite' });
+  const confirm = el('input', { type: 'checkbox', id: 'confirm', required: true, 'aria-describedby': 'confirm-error' }) as HTMLInputElement;
+  const name = el('input', { id: 'accept-name', autocomplete: 'name', maxlength: 200 }) as HTMLInputElement;
+  const reason = el('textarea', { id: 'reason', rows: 3, maxlength: 2000 }) as HTMLTextAreaElement;
+  const accept = el(
+    'form',
+    {
+      class: 'respond', novalidate: true, 'aria-labelledby': 'accept-title',
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        if (!confirm.checked) {
+          confirmError.textContent = t.confirmRequired;
+          confirm.setAttribute('aria-invalid', 'true');
+          confirm.focus();
+          return;
+        }
+        void respond('accept', { name: name.value.trim() || null });
+      },
+    },
+    el('h2', { id: 'accept-title' }, t.acceptTitle),
+    el('div', { class: 'field' }, el('label', { for: 'accept-name' }, t.name), name),
+    el('div', { class: 'choice' }, confirm, el('label', { for: 'confirm' }, t.confirm)),
+    confirmError,
+    el('button', { type: 'submit', class: 'primary' }, t.accept),
+  );
+  const reject = el(
+    'form',
+    {
+      class: 'respond', novalidate: true, 'aria-labelledby': 'reject-title',
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        void respond('reject', { name: name.value.trim() || null, reason: reason.value.trim() || null });
+      },
+    },
+    el('h2', { id: 'reject-title' }, t.rejectTitle),
+    el('div', { class: 'field' }, el('label', { for: 'reason' }, t.reason), reason),
+    el('button', { type: 'submit' }, t.reject),
+  );
+  return el('div', { class: 'responses' }, accept, reject);
+}
+
+async function respond(action: 'accept' | 'reject', body: Record<string, string | null>): Promise<void> {
+  for (const button of app.querySelectorAll('button')) (button as HTMLButtonElement).disabled = true;
+  const res = await api<CustomerQuote>(context, 'POST', `${path}/${action}`, { body });
+  if (res.ok) {
+    render(res.body);
+    (app.querySelector('.banner') as HTMLElement | null)?.setAttribute('tabindex', '-1');
+    (app.querySelector('.banner') as HTMLElement | null)?.focus();
+    return;
+  }
+  const again = await api<CustomerQuote>(context, 'GET', path);
+  if (again.ok) render(again.body, res.status === 409 ? t.notActionable : t.failed);
+  else for (const button of app.querySelectorAll('button')) (button as HTMLButtonElement).disabled = false;
+}
+
+async function main(): Promise<void> {
+  const res = await api<CustomerQuote>(context, 'GET', path);
+  if (res.ok) render(res.body);
+  else app.replaceChildren(el('p', { class: 'error general', role: 'alert' }, res.status === 404 ? t.invalidLink : t.failed));
+}
+
+void main();

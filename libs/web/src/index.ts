@@ -1,0 +1,2 @@
+export * from './web.module';
+export { buildPageAssets, loadPageAssets, pageAssetLocations } from './assets/page-assets';

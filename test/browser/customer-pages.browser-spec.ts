@@ -1,0 +1,287 @@
+import type { Server } from 'node:http';
+import type { BrowserContext, Page } from 'playwright-core';
+import { EventStore } from '@lib/event-store';
+import { quoteStream } from '@lib/quotes';
+import { Clock } from '@lib/shared';
+import { startPartner, withMarkup } from '../../examples/pricing-partner/partner';
+import { DEMO_TEMPLATE } from '../../apps/api-gateway/src/demo-template';
+import { QuoteFixtures } from '../quotes-fixtures';
+import { ADMIN_TOKEN, type TestApp } from '../support/test-app';
+import { collectPageErrors, freePort, launchBrowser, screenshot, startListeningApp } from './support/browser';
+
+const DAY = 24 * 60 * 60 * 1000;
+const PARTNER_DELAY_MS = 2500;
+const PHONE = { width: 390, height: 844 };
+const euro = (locale: string, amount: number) => new Intl.NumberFormat(locale, { style: 'currency', currency: 'EUR' }).format(amount);
+
+describe('the customer pages in a browser', () => {
+  let app: TestApp;
+  let baseUrl: string;
+  let partner: Server;
+  let browser: { context: BrowserContext; close: () => Promise<void> };
+  let page: Page;
+  let pageErrors: string[];
+  let clockOffset = 0;
+  const org = { id: '', slug: 'glass-and-frame', apiKey: '', templateId: '' };
+
+  const admin = (method: string, path: string, body?: unknown) => app.request(method, `/admin/v1/organizations${path}`, { token: ADMIN_TOKEN, body });
+  const apiCall = (method: string, path: string, body?: unknown) => app.request(method, `/api/v1${path}`, { token: org.apiKey, body });
+
+  /** The price the service computes for a configuration, through the storefront API as any client. */
+  async function basePricing(slug: string, templateId: string, configuration: unknown) {
+    const { sessionId, customerToken } = (await app.request('POST', `/storefront/v1/${slug}/sessions`, { body: { templateId } })).body;
+    const res = await app.request('PUT', `/storefront/v1/sessions/${sessionId}/configuration`, { token: customerToken, body: configuration });
+    expect(res.status).toBe(200);
+    return res.body.basePricing as { lineItems: { unitPrice: number; quantity: number }[]; subtotal: number };
+  }
+
+  beforeAll(async () => {
+    ({ app, baseUrl } = await startListeningApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', QUOTE_EXPIRY_CHECK_MS: '50' }));
+    const clock = app.get(Clock);
+    const now = clock.now.bind(clock);
+    jest.spyOn(clock, 'now').mockImplementation(() => now() + clockOffset);
+
+    const created = await admin('POST', '', { name: 'Glass & Frame Ltd', slug: org.slug, locale: 'en', unitSystem: 'metric', currency: 'EUR' });
+    expect(created.status).toBe(201);
+    org.id = created.body.id;
+    org.apiKey = (await admin('POST', `/${org.id}/api-keys`, { name: 'browser test' })).body.key;
+    org.templateId = (await admin('POST', `/${org.id}/templates`, DEMO_TEMPLATE)).body.id;
+    const { secret } = (await admin('POST', `/${org.id}/signing-secret`)).body;
+    const partnerPort = await freePort();
+    // A partner that thinks for a while, so that the customer sees the wait and then its price.
+    partner = startPartner({ secret, port: partnerPort, host: '127.0.0.1', markupPercent: 10, delayMs: PARTNER_DELAY_MS });
+    const live = await admin('PATCH', `/${org.id}`, {
+      settings: { pricingWebhookUrl: `http://127.0.0.1:${partnerPort}/webhooks`, externalPricingEnabled: true, pricingTimeoutMs: 15000, quoteDefaults: { taxRate: 21, validityDays: 30 } },
+    });
+    expect(live.status).toBe(200);
+    jest.spyOn(process.stdout, 'write').mockImplementation(() => true); // the partner's log lines
+
+    browser = await launchBrowser();
+  });
+
+  beforeEach(async () => {
+    page = await browser.context.newPage();
+    pageErrors = collectPageErrors(page);
+  });
+  afterEach(async () => {
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((done) => setTimeout(done, PARTNER_DELAY_MS + 200)); // the partner's last answer
+    await new Promise((done) => (partner ? partner.close(done) : done(undefined)));
+    await app?.close();
+    jest.restoreAllMocks();
+  });
+
+  it('configures a window, shows the base price, then the partner price, and submits it; the quote link shows the quote and takes the acceptance', async () => {
+    await page.goto(`${baseUrl}/c/${org.slug}/${org.templateId}`);
+    await page.getByRole('heading', { name: 'Configure your window' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Price confirmed by Glass & Frame Ltd.' }).waitFor();
+
+    // A size out of range is reported next to the field, in the API's rule.
+    const width = page.getByLabel('Width (mm)').first();
+    await width.fill('5000');
+    await page.locator('#f-width-error').filter({ hasText: 'Must be at most 3,000 mm.' }).waitFor();
+    await expect(width.getAttribute('aria-invalid')).resolves.toBe('true');
+    await page.getByRole('status').filter({ hasText: 'Correct the marked fields to see a price.' }).waitFor();
+
+    await width.fill('1400');
+    await page.getByLabel('Insect screen').check();
+    await page.getByLabel('Outside colour').selectOption({ label: 'Anthracite' });
+    const configuration = {
+      width: 1400, height: 1400, unitAmount: 1,
+      components: [{ id: 'c1', componentId: 'TT', width: 1400, height: 1400, options: ['hr2'] }],
+      options: ['screen'], insideColorId: null, outsideColorId: 'ral7016', notes: '', section: null,
+    };
+    const base = await basePricing(org.slug, org.templateId, configuration);
+    const external = withMarkup(base.lineItems as any, 10).reduce((sum, item) => sum + item.quantity * item.unitPrice, 0);
+    const subtotal = page.locator('aside.price tfoot td');
+
+    // The base price at once, while the partner is still thinking...
+    await page.getByRole('status').filter({ hasText: 'Waiting for the price from Glass & Frame Ltd…' }).waitFor();
+    await expect(subtotal.textContent()).resolves.toBe(euro('en', base.subtotal));
+    await screenshot(page, 'configurator-waiting');
+    // ...then the partner's adjusted price arrives over the live stream.
+    await page.getByRole('status').filter({ hasText: 'Price confirmed by Glass & Frame Ltd.' }).waitFor({ timeout: 10000 });
+    await expect(subtotal.textContent()).resolves.toBe(euro('en', Math.round(external * 100) / 100));
+    await screenshot(page, 'configurator', { docs: true });
+
+    await page.getByLabel('Name').fill('Ada Lovelace');
+    await page.getByLabel('E-mail').fill('not-an-address');
+    await page.getByRole('button', { name: 'Request a quote' }).click();
+    await page.locator('#f-customer-email-error').filter({ hasText: 'Enter a valid e-mail address.' }).waitFor();
+    await page.getByLabel('E-mail').fill('ada@example.com');
+    await page.getByRole('button', { name: 'Request a quote' }).click();
+    await page.getByRole('heading', { name: 'Thank you, we have received your request.' }).waitFor();
+    await expect(page.getByText(`Tilt-turn window · 1,400 mm × 1,400 mm · ${euro('en', Math.round(external * 100) / 100)}`).count()).resolves.toBe(1);
+    await screenshot(page, 'configurator-submitted', { docs: true });
+
+    const submissions = (await apiCall('GET', '/submissions')).body.data;
+    expect(submissions).toHaveLength(1);
+    expect(submissions[0]).toMatchObject({ customer: { name: 'Ada Lovelace', email: 'ada@example.com' }, dimensions: { width: 1400, height: 1400 }, locale: 'en' });
+    const submission = (await apiCall('GET', `/submissions/${submissions[0].id}`)).body;
+    expect(submission.externalPricing).toMatchObject({ subtotal: Math.round(external * 100) / 100 });
+
+    // The organization quotes and sends it through the API; the customer opens the link from the e-mail.
+    const quoteId = (await apiCall('POST', `/submissions/${submission.id}/quotes`, { reference: 'Kitchen window' })).body.quoteId;
+    expect((await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] })).status).toBe(200);
+    const [mail] = await new QuoteFixtures(app).awaitMails(quoteId);
+    expect(mail.quoteUrl.startsWith(`${baseUrl}/q/`)).toBe(true);
+    const quote = (await apiCall('GET', `/quotes/${quoteId}`)).body;
+
+    await page.goto(mail.quoteUrl);
+    await page.getByRole('heading', { name: `Quote ${quote.quoteNumber}` }).waitFor();
+    await expect(page.locator('tr.grand td.n').textContent()).resolves.toBe(euro('en', quote.total));
+    await expect(page.locator('tbody tr').count()).resolves.toBe(quote.lineItems.length);
+    await expect(page.getByText('Reference: Kitchen window').count()).resolves.toBe(1);
+    await expect(page.getByRole('link', { name: 'Download the quote as PDF' }).getAttribute('href')).resolves.toMatch(/storefront\/v1\/quotes\/[0-9A-Za-z]{43}\/pdf$/);
+    expect((await apiCall('GET', `/quotes/${quoteId}`)).body.status).toBe('viewed');
+    await screenshot(page, 'quote', { docs: true });
+
+    // Accepting needs the confirmation box.
+    await page.getByRole('button', { name: 'Accept quote' }).click();
+    await page.getByText('Tick the box to confirm that you accept the quote.').waitFor();
+    expect((await apiCall('GET', `/quotes/${quoteId}`)).body.status).toBe('viewed');
+    // The rest by keyboard alone: name, Tab to the box, Space, Tab to the button, Enter.
+    await page.getByLabel('Your name (optional)').focus();
+    await page.keyboard.type('Ada Lovelace');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Space');
+    await expect(page.getByLabel('I accept this quote with its prices and terms.').isChecked()).resolves.toBe(true);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByText(/^You accepted this quote on .+\. Glass & Frame Ltd will contact you/).waitFor();
+    await expect(page.getByRole('button', { name: 'Accept quote' }).count()).resolves.toBe(0);
+    expect((await apiCall('GET', `/quotes/${quoteId}`)).body.status).toBe('accepted');
+    await screenshot(page, 'quote-accepted');
+
+    await page.setViewportSize(PHONE);
+    await screenshot(page, 'quote-accepted-phone', { docs: true });
+  });
+
+  it('falls back to the calculated price when the partner misses the wait, and still shows its price when it arrives late', async () => {
+    expect((await admin('PATCH', `/${org.id}`, { settings: { pricingTimeoutMs: 1000 } })).status).toBe(200);
+    try {
+      await page.goto(`${baseUrl}/c/${org.slug}`);
+      await page.getByRole('status').filter({ hasText: 'The price from Glass & Frame Ltd did not arrive in time, so this is our calculated price.' }).waitFor();
+      await screenshot(page, 'configurator-fallback');
+      await page.getByRole('status').filter({ hasText: 'Price confirmed by Glass & Frame Ltd.' }).waitFor({ timeout: 10000 });
+    } finally {
+      await admin('PATCH', `/${org.id}`, { settings: { pricingTimeoutMs: 15000 } });
+    }
+  });
+
+  it('takes an enquiry on the contact form: field errors in place, then a lead in the API', async () => {
+    await page.goto(`${baseUrl}/contact/${org.slug}`);
+    await page.getByRole('heading', { name: 'Contact Glass & Frame Ltd' }).waitFor();
+    await page.getByRole('button', { name: 'Send message' }).click();
+    await page.locator('#f-name-error').filter({ hasText: 'This field is required.' }).waitFor();
+    await expect(page.locator('#f-message-error').textContent()).resolves.toBe('This field is required.');
+    await expect(page.getByLabel('Name').getAttribute('aria-invalid')).resolves.toBe('true');
+
+    await page.getByLabel('Name').fill('Grace Hopper');
+    await page.getByLabel('E-mail').fill('grace@example.com');
+    await page.getByLabel('Your message').fill('Can you replace six <b>sash</b> windows in March?');
+    await screenshot(page, 'contact', { docs: true });
+    await page.getByRole('button', { name: 'Send message' }).click();
+    await page.getByRole('heading', { name: 'Thank you, your message has been sent.' }).waitFor();
+
+    const leads = (await apiCall('GET', '/leads')).body.data;
+    expect(leads).toEqual([expect.objectContaining({ name: 'Grace Hopper', email: 'grace@example.com', message: 'Can you replace six sash windows in March?', status: 'new' })]);
+  });
+
+  it('speaks German and Dutch, and shows sizes in inches to an imperial organization', async () => {
+    await page.goto(`${baseUrl}/c/${org.slug}?lang=de`);
+    await page.getByRole('heading', { name: 'Fenster konfigurieren' }).waitFor();
+    await expect(page.locator('html').getAttribute('lang')).resolves.toBe('de');
+    await page.getByRole('status').filter({ hasText: 'Preis von Glass & Frame Ltd bestätigt.' }).waitFor({ timeout: 10000 });
+    await expect(page.locator('aside.price tfoot td').textContent()).resolves.toMatch(/^\d{1,3}(\.\d{3})*,\d\d\s€$/);
+
+    // A second part does not fit beside the first until the width is shared.
+    await page.getByRole('button', { name: 'Teil hinzufügen' }).click();
+    await expect(page.evaluate('document.activeElement.closest("fieldset.part").querySelector("legend").textContent')).resolves.toBe('Teil 2');
+    await page.getByText('Die Elemente sind zusammen 1.500 mm breit, breiter als das Fenster (1.200 mm).').waitFor();
+    await page.getByRole('button', { name: 'Breite gleichmäßig aufteilen' }).click();
+    await expect(page.getByLabel('Breite (mm)').nth(2).inputValue()).resolves.toBe('600');
+    await page.getByRole('status').filter({ hasText: 'Preis von Glass & Frame Ltd bestätigt.' }).waitFor({ timeout: 10000 });
+    await expect(page.getByText('Die Elemente sind zusammen').count()).resolves.toBe(0);
+    await expect(page.locator('aside.price tbody td:first-child').allTextContents()).resolves.toEqual(expect.arrayContaining(['Teil 1 · Tilt-turn sash', 'Teil 2 · Tilt-turn sash']));
+    await screenshot(page, 'configurator-de');
+
+    const imperial = await admin('POST', '', { name: 'Raamwerk BV', slug: 'raamwerk', locale: 'nl', unitSystem: 'imperial', currency: 'EUR' });
+    const templateId = (await admin('POST', `/${imperial.body.id}/templates`, DEMO_TEMPLATE)).body.id;
+    await page.setViewportSize(PHONE);
+    await page.goto(`${baseUrl}/c/raamwerk`);
+    await page.getByRole('heading', { name: 'Stel uw raam samen' }).waitFor();
+    const width = page.getByLabel('Breedte (in)').first();
+    await expect(width.inputValue()).resolves.toBe('47.2'); // 1200 mm
+    await page.getByRole('status').filter({ hasText: 'Berekende prijs.' }).waitFor();
+    const saved = page.waitForRequest((request) => request.method() === 'PUT' && request.url().endsWith('/configuration'));
+    await width.fill('50');
+    expect(JSON.parse((await saved).postData() ?? '{}')).toMatchObject({ width: 1270, components: [{ width: 1270 }] });
+    const base = await basePricing('raamwerk', templateId, {
+      width: 1270, height: 1400, components: [{ id: 'c1', componentId: 'TT', width: 1270, height: 1400, options: ['hr2'] }],
+    });
+    await page.locator('aside.price tfoot td').filter({ hasText: euro('nl', base.subtotal) }).waitFor();
+    await width.fill('200');
+    await page.locator('#f-width-error').filter({ hasText: 'Maximaal 118,1 in.' }).waitFor();
+    await width.fill('50');
+    await page.getByRole('status').filter({ hasText: 'Berekende prijs.' }).waitFor();
+    await screenshot(page, 'configurator-phone-nl', { docs: true });
+  });
+
+  it('takes a declined quote with its reason', async () => {
+    const fixtures = new QuoteFixtures(app);
+    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' });
+    const quoteId = (await apiCall('POST', `/submissions/${submissionId}/quotes`, {})).body.quoteId;
+    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
+    const [mail] = await fixtures.awaitMails(quoteId);
+
+    await page.goto(`${mail.quoteUrl}?lang=de`);
+    await page.getByLabel('Grund (optional)').fill('Zu teuer');
+    await page.getByRole('button', { name: 'Angebot ablehnen' }).click();
+    await page.getByText(/^Sie haben dieses Angebot am .+ abgelehnt\./).waitFor();
+    await expect(page.locator('.status').textContent()).resolves.toBe('Abgelehnt');
+    await expect(page.getByRole('button').count()).resolves.toBe(0);
+    expect((await apiCall('GET', `/quotes/${quoteId}`)).body.status).toBe('rejected');
+    const events = await app.get(EventStore).readStream(quoteStream(quoteId));
+    expect(events.find((e) => e.type === 'quote.v1.rejected')?.data).toMatchObject({ reason: 'Zu teuer' });
+    await screenshot(page, 'quote-rejected-de');
+  });
+
+  it('keeps an expired quote readable but closed to acceptance', async () => {
+    const fixtures = new QuoteFixtures(app);
+    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' }, { locale: 'nl' });
+    const quoteId = (await apiCall('POST', `/submissions/${submissionId}/quotes`, { validityDays: 1 })).body.quoteId;
+    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
+    const [mail] = await fixtures.awaitMails(quoteId);
+    clockOffset = DAY + 60_000;
+    for (let i = 0; i < 100 && (await apiCall('GET', `/quotes/${quoteId}`)).body.status !== 'expired'; i++) await new Promise((done) => setTimeout(done, 50));
+
+    await page.goto(mail.quoteUrl);
+    // The customer configured in Dutch: the quote page speaks Dutch without being told.
+    await page.getByText(/^Deze offerte is op .+ verlopen en kan niet meer worden geaccepteerd/).waitFor();
+    await expect(page.locator('.status').textContent()).resolves.toBe('Verlopen');
+    await expect(page.locator('tbody tr').count()).resolves.toBeGreaterThan(0);
+    await expect(page.getByRole('button').count()).resolves.toBe(0);
+    await screenshot(page, 'quote-expired-nl', { docs: true });
+  });
+  it('lets the customer pick one of several products, and says when a linked product does not exist', async () => {
+    const door = await admin('POST', `/${org.id}/templates`, { ...DEMO_TEMPLATE, name: 'Garden door', slug: 'garden-door' });
+    expect(door.status).toBe(201);
+    await page.goto(`${baseUrl}/c/${org.slug}/tpl_no_such_template`);
+    await page.getByText('This product is not available.').waitFor();
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^404 GET .*\/templates\/tpl_no_such_template$/)]);
+
+    await page.getByLabel('Product').selectOption({ label: 'Garden door' });
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await expect(page.getByText('This product is not available.').count()).resolves.toBe(0);
+    const started = page.waitForRequest((request) => request.method() === 'POST' && request.url().endsWith(`/storefront/v1/${org.slug}/sessions`));
+    await page.getByLabel('Product').selectOption({ label: 'Tilt-turn window' });
+    expect(JSON.parse((await started).postData() ?? '{}')).toMatchObject({ templateId: org.templateId, locale: 'en' });
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+  });
+});
