@@ -1,7 +1,7 @@
 import { MongoClient } from 'mongodb';
 import { describeReadStoreContract } from '@lib/read-store/testing/read-store.contract';
 import { requireMongoUrl, uniqueDatabaseName } from '@lib/read-store/testing/mongo-test-database';
-import { databaseFromUrl, MongoReadStore } from './mongo-read-store';
+import { databaseFromUrl, MongoReadStore, withDatabase } from './mongo-read-store';
 
 const url = requireMongoUrl();
 
@@ -34,6 +34,8 @@ describe('MongoReadStore', () => {
     expect(databaseFromUrl('mongodb://127.0.0.1:27018/quotes_eu?retryWrites=false')).toBe('quotes_eu');
     expect(databaseFromUrl('mongodb://a:1,b:2/')).toBe('quoting');
     expect(databaseFromUrl('mongodb+srv://cluster.example')).toBe('quoting');
+    expect(withDatabase('mongodb://a:1,b:2/old?w=majority', 'e2e_1')).toBe('mongodb://a:1,b:2/e2e_1?w=majority');
+    expect(withDatabase('mongodb://127.0.0.1:27018', 'e2e_2')).toBe('mongodb://127.0.0.1:27018/e2e_2');
   });
 
   it('keeps documents and checkpoints across connections, as another process sees them', async () => {

@@ -292,6 +292,13 @@ export function databaseFromUrl(url: string): string {
   return name || DEFAULT_MONGODB_DATABASE;
 }
 
+/** The same connection string naming another database. */
+export function withDatabase(url: string, database: string): string {
+  const match = /^(mongodb(?:\+srv)?:\/\/[^/?]*)(?:\/([^?]*))?(\?.*)?$/.exec(url);
+  if (!match) throw new Error(`not a MongoDB connection string: ${url}`);
+  return `${match[1]}/${encodeURIComponent(database)}${match[3] ?? ''}`;
+}
+
 /** Multi-document transactions need a replica set member or a mongos; a standalone server or FerretDB has none. */
 async function offersTransactions(db: Db): Promise<boolean> {
   const hello = await db.admin().command({ hello: 1 });
