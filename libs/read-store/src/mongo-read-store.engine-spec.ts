@@ -26,9 +26,45 @@ describeReadStoreContract('MongoReadStore', async () => {
   };
 });
 
+/** FerretDB answers buildInfo with its own version: it does not make a conditional update atomic. */
+async function isFerretDb(): Promise<boolean> {
+  const client = await MongoClient.connect(url);
+  try {
+    return typeof (await client.db().admin().command({ buildInfo: 1 })).ferretdbVersion === 'string';
+  } finally {
+    await client.close();
+  }
+}
+
 describe('MongoReadStore', () => {
   const database = uniqueDatabaseName('read_store');
+  let ferretDb = false;
+  beforeAll(async () => {
+    ferretDb = await isFerretDb();
+  });
   afterAll(() => dropDatabase(database));
+
+  it('lets exactly one of several processes win a compare-and-set on one document (MongoDB only)', async () => {
+    if (ferretDb) {
+      // Documented in docs/decisions/real-engines-mongodb.md: FerretDB 1.x applies concurrent conditional replaces all at once.
+      console.warn('skipped on FerretDB: its conditional updates are not atomic');
+      return;
+    }
+    const stores = await Promise.all(Array.from({ length: 4 }, () => MongoReadStore.connect({ url, database })));
+    try {
+      await stores[0].upsert([{ collection: 'claims_v1', document: { id: 'd1', owner: 'none' }, guard: { field: '_rev', value: 1 } }]);
+      for (let revision = 2; revision < 10; revision++) {
+        const applied = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            stores[i % 4].upsert([{ collection: 'claims_v1', document: { id: 'd1', owner: `w${i}` }, guard: { field: '_rev', value: revision } }]),
+          ),
+        );
+        expect(applied.reduce((sum, n) => sum + n, 0)).toBe(1);
+      }
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
 
   it('takes the database from the URL path, quoting when the URL names none', () => {
     expect(databaseFromUrl('mongodb://127.0.0.1:27018/quotes_eu?retryWrites=false')).toBe('quotes_eu');
