@@ -30,7 +30,6 @@ const COLLECTION_PREFIX = 'rm_';
 const CHECKPOINTS = 'read_checkpoints';
 const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
 const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
-const DUPLICATE_KEY = 11000;
 const NAMESPACE_NOT_FOUND = 26;
 
 /**
