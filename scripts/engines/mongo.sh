@@ -21,7 +21,8 @@ FERRETDB_VERSION="v1.24.0" # the last release line with the SQLite backend
 log() { echo "[mongo.sh] $*" >&2; }
 
 build() {
-  if [[ -x "$BIN" ]] && "$BIN" --version 2>/dev/null | grep -q "${FERRETDB_VERSION}"; then return; fi
+  # (Not piped into grep -q: with pipefail, the early exit would fail the check.)
+  if [[ -x "$BIN" ]] && [[ "$("$BIN" --version 2>&1)" == *"version: ${FERRETDB_VERSION}"* ]]; then return; fi
   command -v go >/dev/null || { log "Go is needed to build FerretDB (apt-get install golang, or a Go toolchain on PATH)"; exit 1; }
   log "building FerretDB ${FERRETDB_VERSION} from its Go module (once; a few minutes)"
   local module

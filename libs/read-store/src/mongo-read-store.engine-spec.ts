@@ -26,30 +26,11 @@ describeReadStoreContract('MongoReadStore', async () => {
   };
 });
 
-/** FerretDB answers buildInfo with its own version: it does not make a conditional update atomic. */
-async function isFerretDb(): Promise<boolean> {
-  const client = await MongoClient.connect(url);
-  try {
-    return typeof (await client.db().admin().command({ buildInfo: 1 })).ferretdbVersion === 'string';
-  } finally {
-    await client.close();
-  }
-}
-
 describe('MongoReadStore', () => {
   const database = uniqueDatabaseName('read_store');
-  let ferretDb = false;
-  beforeAll(async () => {
-    ferretDb = await isFerretDb();
-  });
   afterAll(() => dropDatabase(database));
 
-  it('lets exactly one of several processes win a compare-and-set on one document (MongoDB only)', async () => {
-    if (ferretDb) {
-      // Documented in docs/decisions/real-engines-mongodb.md: FerretDB 1.x applies concurrent conditional replaces all at once.
-      console.warn('skipped on FerretDB: its conditional updates are not atomic');
-      return;
-    }
+  it('lets exactly one of several processes win a compare-and-set on one document', async () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => MongoReadStore.connect({ url, database })));
     try {
       await stores[0].upsert([{ collection: 'claims_v1', document: { id: 'd1', owner: 'none' }, guard: { field: '_rev', value: 1 } }]);
@@ -62,6 +43,7 @@ describe('MongoReadStore', () => {
         expect(applied.reduce((sum, n) => sum + n, 0)).toBe(1);
       }
     } finally {
+      await stores[0].dropCollection('claims_v1');
       await Promise.all(stores.map((store) => store.close()));
     }
   });
@@ -88,6 +70,16 @@ describe('MongoReadStore', () => {
       expect(await duplicate.then(() => 'applied', () => 'refused')).toBe('refused');
     } finally {
       await Promise.all([writer.close(), reader.close()]);
+    }
+  });
+
+  it('saves the checkpoint of an upsert without writes', async () => {
+    const store = await MongoReadStore.connect({ url, database });
+    try {
+      expect(await store.upsert([], { name: 'projection:idle:v1', position: 12 })).toBe(0);
+      expect(await store.getCheckpoint('projection:idle:v1')).toBe(12);
+    } finally {
+      await store.close();
     }
   });
 

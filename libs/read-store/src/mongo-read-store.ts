@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { AnyBulkWriteOperation, ClientSession, Collection, Db, Document, MongoClient, MongoServerError } from 'mongodb';
+import { createHash, randomUUID } from 'node:crypto';
+import { AnyBulkWriteOperation, ClientSession, Collection, Db, Document, MongoBulkWriteError, MongoClient, MongoServerError } from 'mongodb';
 import {
   Filter,
   FindOptions,
@@ -28,6 +28,13 @@ export const DEFAULT_MONGODB_DATABASE = 'quoting';
 /** Read-model collections are `rm_<collection>`: other data in the database (checkpoints, gateway state) is not listed as read models. */
 const COLLECTION_PREFIX = 'rm_';
 const CHECKPOINTS = 'read_checkpoints';
+/** Per-document write locks, on servers whose conditional updates are not atomic. */
+const WRITE_LOCKS = 'read_write_locks';
+/** A lock of a writer that died lapses after this; no upsert holds its locks nearly as long. */
+const WRITE_LOCK_LEASE_MS = 30_000;
+/** How long an upsert waits for locks held by other writers before it gives up. */
+const WRITE_LOCK_WAIT_MS = 10_000;
+const DUPLICATE_KEY = 11000;
 const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
 const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const NAMESPACE_NOT_FOUND = 26;
@@ -47,15 +54,22 @@ const TYPE_ORDER: string[][] = [['double', 'int', 'long'], ['string'], ['object'
  */
 export class MongoReadStore extends ReadStore {
   private readonly checkpoints: Collection<{ _id: string; position: number }>;
+  private readonly locks: Collection<{ _id: string; owner: string; until: Date }>;
 
   private constructor(
     private readonly client: MongoClient,
     private readonly db: Db,
     /** whether the server runs multi-document transactions */
     readonly transactional: boolean,
+    /**
+     * whether upserts lock their documents first: on a server whose conditional updates are not
+     * atomic (FerretDB 1.x), the guards would not stop two concurrent writers otherwise
+     */
+    readonly locksWrites: boolean,
   ) {
     super();
     this.checkpoints = db.collection(CHECKPOINTS);
+    this.locks = db.collection(WRITE_LOCKS);
   }
 
   static async connect(options: MongoReadStoreOptions): Promise<MongoReadStore> {
@@ -63,7 +77,7 @@ export class MongoReadStore extends ReadStore {
     try {
       const db = client.db(options.database ?? databaseFromUrl(options.url));
       const transactional = options.transactions !== 'never' && (await offersTransactions(db));
-      return new MongoReadStore(client, db, transactional);
+      return new MongoReadStore(client, db, transactional, await updatesAreNotAtomic(db));
     } catch (error) {
       await client.close();
       throw error;
@@ -158,7 +172,9 @@ export class MongoReadStore extends ReadStore {
       if (guard) fieldPath(guard.field);
     }
     if (!this.transactional) {
-      const applied = await this.applyWrites(writes, undefined, true);
+      const applied = this.locksWrites
+        ? await this.whileLocked(writes, () => this.applyWrites(writes, undefined, true))
+        : await this.applyWrites(writes, undefined, true);
       if (checkpoint) await this.saveCheckpoint(checkpoint.name, checkpoint.position);
       return applied;
     }
@@ -217,6 +233,38 @@ export class MongoReadStore extends ReadStore {
       throw error;
     }
     return applied;
+  }
+
+  /**
+   * Runs `work` holding a lock on every document of `writes`. The locks are taken all at once by
+   * inserting one record per document (the unique `_id` makes each insert atomic on any server);
+   * when another writer holds some of them, this one gives back what it got and tries again, so
+   * two writers never wait on each other. A lock of a writer that died lapses after 30 s.
+   */
+  private async whileLocked<T>(writes: GuardedUpsert[], work: () => Promise<T>): Promise<T> {
+    const ids = [...new Set(writes.map(({ collection, document }) => `${collection}/${document.id}`))];
+    if (ids.length === 0) return work();
+    const owner = randomUUID();
+    const deadline = Date.now() + WRITE_LOCK_WAIT_MS;
+    for (let attempt = 0; ; attempt++) {
+      const until = new Date(Date.now() + WRITE_LOCK_LEASE_MS);
+      try {
+        await this.locks.insertMany(ids.map((_id) => ({ _id, owner, until })), { ordered: false });
+        break;
+      } catch (error) {
+        // Refused inserts are the locks another writer holds; anything else is a real failure.
+        if (!(error instanceof MongoBulkWriteError) || [error.writeErrors].flat().some((refused) => refused.code !== DUPLICATE_KEY)) throw error;
+      }
+      await this.locks.deleteMany({ _id: { $in: ids }, owner });
+      await this.locks.deleteMany({ _id: { $in: ids }, until: { $lte: new Date() } });
+      if (Date.now() > deadline) throw new Error(`documents locked by another writer for ${WRITE_LOCK_WAIT_MS} ms: ${ids.slice(0, 3).join(', ')}`);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 + attempt * 2) * Math.random()));
+    }
+    try {
+      return await work();
+    } finally {
+      await this.locks.deleteMany({ _id: { $in: ids }, owner });
+    }
   }
 
   /** Puts the documents a failed upsert may have changed back as they were before it. */
@@ -296,6 +344,12 @@ export function withDatabase(url: string, database: string): string {
   const match = /^(mongodb(?:\+srv)?:\/\/[^/?]*)(?:\/([^?]*))?(\?.*)?$/.exec(url);
   if (!match) throw new Error(`not a MongoDB connection string: ${url}`);
   return `${match[1]}/${encodeURIComponent(database)}${match[3] ?? ''}`;
+}
+
+/** FerretDB names itself in buildInfo; its conditional updates are a read and a write, not atomic. */
+async function updatesAreNotAtomic(db: Db): Promise<boolean> {
+  const info = await db.admin().command({ buildInfo: 1 });
+  return typeof info.ferretdbVersion === 'string';
 }
 
 /** Multi-document transactions need a replica set member or a mongos; a standalone server or FerretDB has none. */
