@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteReadStore } from '@lib/read-store';
 import { DELIVERIES, type DeliveryRecord } from '@lib/webhooks';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
 import { pause } from './quotes-fixtures';
-import { ADMIN_TOKEN, TestApp } from './support/test-app';
+import { ADMIN_TOKEN, openReadStore, TestApp } from './support/test-app';
 
 const ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '0,100,200', WEBHOOK_ATTEMPT_TIMEOUT_MS: '1000' };
 
@@ -89,10 +88,11 @@ describe('webhooks across a restart (same DATA_DIR)', () => {
     const [first] = await receiver.waitFor((r) => r.path === '/restart/crashed' && r.body?.data?.lead?.id === leadId);
     const id = first.body.id;
     const delivered = await delivery(org.apiKey, id, (r) => r.status === 'delivered');
+    const { config } = app!;
     await stop();
 
     // What a kill -9 during a (re)delivery attempt leaves behind: the record claimed, no outcome.
-    const store = new SqliteReadStore({ file: join(dataDir, 'read-models.db') });
+    const store = await openReadStore(config);
     const record = (await store.get<DeliveryRecord>(DELIVERIES, id))!;
     const crashed: DeliveryRecord = { ...record, status: 'processing', attempts: 0, generation: 2, leaseUntil: Date.now() + 3_600_000, _rev: record._rev + 1 };
     expect(await store.upsert([{ collection: DELIVERIES, document: crashed, guard: { field: '_rev', value: crashed._rev } }])).toBe(1);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -5,6 +6,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CommandBus } from '@nestjs/cqrs';
 import { createGatewayApp } from '../../apps/api-gateway/src/create-gateway';
 import { CreateApiKey, CreateOrganization, UpdateOrganization, type CreatedApiKey, type OrganizationSettingsPatch, type Plan } from '@lib/organizations';
+import { MongoClient } from 'mongodb';
+import { MongoReadStore, ReadStore, SqliteReadStore, withDatabase } from '@lib/read-store';
 import { loadConfig, type AppConfig } from '@lib/shared';
 
 export const ADMIN_TOKEN = 'adm_test_token_0123456789';
@@ -25,8 +28,32 @@ export interface RequestOptions {
 }
 
 /**
+ * The real engines named in this process's environment (`npm run test:engines` sets them), each
+ * isolated per data directory: a MongoDB database and a Kafka topic prefix of its own, the same
+ * again when a test restarts an app on the same directory.
+ */
+function engineEnv(dataDir: string): Record<string, string> {
+  const tag = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  const env: Record<string, string> = {};
+  const { MONGODB_URL, KAFKA_BROKERS, EVENTSTORE_URL } = process.env;
+  if (MONGODB_URL) env.MONGODB_URL = withDatabase(MONGODB_URL, `e2e_${tag}`);
+  if (KAFKA_BROKERS) {
+    env.KAFKA_BROKERS = KAFKA_BROKERS;
+    env.KAFKA_TOPIC_PREFIX = `e2e-${tag}-`;
+  }
+  if (EVENTSTORE_URL) env.EVENTSTORE_URL = EVENTSTORE_URL;
+  return env;
+}
+
+/** A connection of its own to the read models of an app's configuration, as another process would open it (the app may be stopped). */
+export async function openReadStore(config: AppConfig): Promise<ReadStore> {
+  return config.mongodbUrl ? MongoReadStore.connect({ url: config.mongodbUrl }) : new SqliteReadStore({ file: join(config.dataDir, 'read-models.db') });
+}
+
+/**
  * The whole product in one process on a fresh temporary DATA_DIR, driven over HTTP with
- * Fastify's injector (no socket). Rate limits are off unless a test sets them.
+ * Fastify's injector (no socket). Rate limits are off unless a test sets them. With MONGODB_URL,
+ * KAFKA_BROKERS or EVENTSTORE_URL in the environment it runs on those engines instead.
  */
 export class TestApp {
   private constructor(
@@ -50,6 +77,7 @@ export class TestApp {
       RATE_LIMIT_KEY_PER_MIN: '0',
       RATE_LIMIT_CAPABILITY_PER_MIN: '0',
       PUBLIC_BASE_URL: 'http://localhost:3000',
+      ...engineEnv(dir),
       ...env,
     });
     const app = await createGatewayApp(config, { withWorkers: true }, false);
@@ -89,6 +117,15 @@ export class TestApp {
 
   async close(): Promise<void> {
     await this.app.close();
-    if (this.ownsDir) rmSync(this.dataDir, { recursive: true, force: true });
+    if (!this.ownsDir) return;
+    rmSync(this.dataDir, { recursive: true, force: true });
+    if (this.config.mongodbUrl) {
+      const client = await MongoClient.connect(this.config.mongodbUrl);
+      try {
+        await client.db().dropDatabase();
+      } finally {
+        await client.close();
+      }
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { checkpointName, ReadYourWrites } from '@lib/event-sourcing';
 import { ReadStore } from '@lib/read-store';
 import { ProjectionRegistry } from '@lib/runtime';
@@ -9,8 +9,10 @@ import { ProjectionRegistry } from '@lib/runtime';
  */
 @Injectable()
 export class CheckpointPoller implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('CheckpointPoller');
   private timer: NodeJS.Timeout | null = null;
-  private polling = false;
+  private polling: Promise<void> | null = null;
+  private lastError = 0;
 
   constructor(
     private readonly registry: ProjectionRegistry,
@@ -21,24 +23,36 @@ export class CheckpointPoller implements OnApplicationBootstrap, OnApplicationSh
   onApplicationBootstrap(): void {
     const projections = this.registry.all();
     this.readYourWrites.track(projections.map((p) => p.name));
-    this.timer = setInterval(() => void this.poll(), 20);
+    this.timer = setInterval(() => this.poll(), 20);
     this.timer.unref();
   }
 
-  private async poll(): Promise<void> {
+  private poll(): void {
     if (this.polling) return;
-    this.polling = true;
-    try {
-      for (const projection of this.registry.all()) {
-        const position = await this.reads.getCheckpoint(checkpointName(projection));
-        if (position !== null) this.readYourWrites.report(projection.name, position);
-      }
-    } finally {
-      this.polling = false;
-    }
+    this.polling = this.readCheckpoints()
+      .catch((error) => {
+        // The read store may be briefly unreachable (a MongoDB failover): keep polling, log at most every 10 s.
+        if (Date.now() - this.lastError < 10_000) return;
+        this.lastError = Date.now();
+        this.logger.warn(`could not read the projection checkpoints: ${String(error)}`);
+      })
+      .finally(() => (this.polling = null));
   }
 
-  onApplicationShutdown(): void {
+  /** All checkpoints at once: with a networked read store each read is a round trip. */
+  private async readCheckpoints(): Promise<void> {
+    const projections = this.registry.all();
+    const positions = await Promise.all(projections.map((projection) => this.reads.getCheckpoint(checkpointName(projection))));
+    projections.forEach((projection, i) => {
+      const position = positions[i];
+      if (position !== null) this.readYourWrites.report(projection.name, position);
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    // The read store closes after this: let a poll in progress finish first.
+    await this.polling;
   }
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from './error-envelope.filter';
 
@@ -10,31 +10,75 @@ export interface StoredResponse {
   expiresAt: number;
 }
 
-/** Where replayable responses are kept for 24 h. Shared between gateways when scaled out. */
+/** A request running under an idempotency key, until its response is stored or it is released. */
+export interface IdempotencyClaim {
+  /** the request holding the claim */
+  owner: string;
+  /** Unix ms after which the claim lapses, so a gateway that died mid-request does not block the key for good */
+  until: number;
+}
+
+/**
+ * Where replayable responses are kept for 24 h, and which request is running under a key right
+ * now. Shared between gateways when scaled out, so a duplicate sent to another instance waits for
+ * the first instead of running again.
+ */
 export abstract class IdempotencyStore {
+  /** The stored response, if one is stored and not expired. */
   abstract get(scope: string, key: string, now: number): Promise<StoredResponse | null>;
+  /** Stores the response; it replaces the claim of the request that produced it. */
   abstract put(scope: string, key: string, response: StoredResponse): Promise<void>;
+  /** Takes the key for a request about to run: false while another request holds an unexpired claim or a response is stored. */
+  abstract claim(scope: string, key: string, claim: IdempotencyClaim, now: number): Promise<boolean>;
+  /** Gives up a claim without a stored response (a 5xx answer), so a retry runs again. */
+  abstract release(scope: string, key: string, owner: string): Promise<void>;
 }
 
 export class InMemoryIdempotencyStore extends IdempotencyStore {
   private readonly entries = new Map<string, StoredResponse>();
+  private readonly claims = new Map<string, IdempotencyClaim>();
+
   async get(scope: string, key: string, now: number) {
     const entry = this.entries.get(`${scope}\u0000${key}`);
     if (!entry || entry.expiresAt <= now) return null;
     return entry;
   }
+
   async put(scope: string, key: string, response: StoredResponse) {
     const now = response.expiresAt - TTL_MS;
     for (const [k, v] of this.entries) if (v.expiresAt <= now) this.entries.delete(k);
     this.entries.set(`${scope}\u0000${key}`, response);
+    this.claims.delete(`${scope}\u0000${key}`);
+  }
+
+  async claim(scope: string, key: string, claim: IdempotencyClaim, now: number) {
+    const id = `${scope}\u0000${key}`;
+    const held = this.claims.get(id);
+    if ((held && held.until > now) || (await this.get(scope, key, now))) return false;
+    this.claims.set(id, claim);
+    return true;
+  }
+
+  async release(scope: string, key: string, owner: string) {
+    const id = `${scope}\u0000${key}`;
+    if (this.claims.get(id)?.owner === owner) this.claims.delete(id);
   }
 }
 
-const TTL_MS = 24 * 60 * 60 * 1000;
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const TTL_MS = IDEMPOTENCY_TTL_MS;
+/**
+ * How long a claim holds a key. A duplicate on another gateway waits at most this long for the
+ * first request; longer than any request runs, short enough that a gateway that died mid-request
+ * frees the key soon.
+ */
+export const IDEMPOTENCY_CLAIM_MS = 60_000;
+/** How often a duplicate checks whether the request on another gateway has finished. */
+const CLAIM_POLL_MS = 25;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotency?: { scope: string; key: string; bodyHash: string; release: () => void };
+    idempotency?: { scope: string; key: string; bodyHash: string; release: () => Promise<void> };
   }
 }
 
@@ -47,8 +91,9 @@ function callerScope(request: FastifyRequest): string {
 /**
  * `Idempotency-Key` on POST (decisions §3): the same key with the same body replays the first
  * response (status and body, with `Idempotent-Replayed: true`); the same key with another body
- * is 422. Concurrent duplicates wait for the first to finish. 5xx answers are not stored, so a
- * retry after a server error runs again.
+ * is 422. Concurrent duplicates wait for the first to finish: in this process on a promise, across
+ * gateways on the store's claim. 5xx answers are not stored, so a retry after a server error runs
+ * again.
  */
 export function registerIdempotency(fastify: FastifyInstance, store: IdempotencyStore, now: () => number = Date.now): void {
   const inFlight = new Map<string, Promise<void>>();
@@ -65,45 +110,67 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
     }
     const scope = callerScope(request);
     const lockKey = `${scope}\u0000${key}`;
-    while (inFlight.has(lockKey)) await inFlight.get(lockKey);
-    const bodyHash = createHash('sha256').update(JSON.stringify(request.body ?? null)).digest('hex');
-    const stored = await store.get(scope, key, now());
-    if (stored) {
-      if (stored.bodyHash !== bodyHash) {
-        return reply.status(422).type('application/json').send(
-          errorBody('validation_error', 'The request is invalid.', { fields: [{ path: 'Idempotency-Key', message: 'this key was already used with a different request body' }] }),
-        );
-      }
-      return reply.status(stored.status).header('Idempotent-Replayed', 'true').type('application/json').send(stored.body);
-    }
-    let release!: () => void;
-    inFlight.set(lockKey, new Promise<void>((resolve) => (release = resolve)));
-    request.idempotency = {
-      scope,
-      key,
-      bodyHash,
-      release: () => {
+    for (let pending = inFlight.get(lockKey); pending; pending = inFlight.get(lockKey)) await pending;
+    // Taken before the first await below, so a duplicate in this process waits on it.
+    let unlock!: () => void;
+    inFlight.set(lockKey, new Promise<void>((resolve) => (unlock = resolve)));
+    const owner = randomUUID();
+    let claimed = false;
+    let released = false;
+    const release = async (): Promise<void> => {
+      if (released) return;
+      released = true;
+      try {
+        if (claimed) await store.release(scope, key, owner);
+      } finally {
         inFlight.delete(lockKey);
-        release();
-      },
+        unlock();
+      }
     };
+    const bodyHash = createHash('sha256').update(JSON.stringify(request.body ?? null)).digest('hex');
+    try {
+      for (;;) {
+        const stored = await store.get(scope, key, now());
+        if (stored) {
+          await release();
+          if (stored.bodyHash !== bodyHash) {
+            return reply.status(422).type('application/json').send(
+              errorBody('validation_error', 'The request is invalid.', { fields: [{ path: 'Idempotency-Key', message: 'this key was already used with a different request body' }] }),
+            );
+          }
+          return reply.status(stored.status).header('Idempotent-Replayed', 'true').type('application/json').send(stored.body);
+        }
+        // Another gateway may be running the first request: wait until it stores its response or its claim lapses.
+        if (await store.claim(scope, key, { owner, until: now() + IDEMPOTENCY_CLAIM_MS }, now())) break;
+        await sleep(CLAIM_POLL_MS);
+      }
+      claimed = true;
+    } catch (error) {
+      await release();
+      throw error;
+    }
+    request.idempotency = { scope, key, bodyHash, release };
   });
 
   fastify.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const pending = request.idempotency;
     if (!pending) return payload;
+    request.idempotency = undefined;
     try {
       if (reply.statusCode < 500 && typeof payload === 'string') {
         await store.put(pending.scope, pending.key, { bodyHash: pending.bodyHash, status: reply.statusCode, body: payload, expiresAt: now() + TTL_MS });
       }
     } finally {
-      request.idempotency = undefined;
-      pending.release();
+      await pending.release();
     }
     return payload;
   });
 
   fastify.addHook('onResponse', async (request: FastifyRequest) => {
-    request.idempotency?.release();
+    await request.idempotency?.release();
   });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -9,3 +9,4 @@ export * from './http-application';
 export * from './http.module';
 export * from './api-errors.decorator';
 export * from './dto-decorators';
+export * from './mongo-gateway-state';

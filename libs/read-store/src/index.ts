@@ -1,2 +1,3 @@
 export * from './read-store.port';
 export * from './sqlite-read-store';
+export * from './mongo-read-store';

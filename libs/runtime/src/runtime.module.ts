@@ -5,7 +5,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
 import { EventStore, EventStoreDbEventStore, SqliteEventStore } from '@lib/event-store';
 import { KafkaMessageBus, MessageBus, SqliteMessageBus } from '@lib/message-bus';
-import { ReadStore, SqliteReadStore } from '@lib/read-store';
+import { MongoReadStore, ReadStore, SqliteReadStore } from '@lib/read-store';
 import { APP_CONFIG, Clock, ConfigError, IdGenerator, RandomIdGenerator, SystemClock, type AppConfig } from '@lib/shared';
 import { ProjectionRegistry } from './projection-registry';
 import { ReactorRegistry } from './reactor-registry';
@@ -43,7 +43,10 @@ function connectEventStoreDb(url: string): EventStoreDbEventStore {
     {
       provide: ReadStore,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new SqliteReadStore({ file: join(ensureDataDir(config), 'read-models.db') }),
+      useFactory: async (config: AppConfig): Promise<ReadStore> =>
+        config.mongodbUrl
+          ? MongoReadStore.connect({ url: config.mongodbUrl })
+          : new SqliteReadStore({ file: join(ensureDataDir(config), 'read-models.db') }),
     },
     {
       provide: MessageBus,
