@@ -65,11 +65,7 @@ export class TestApp {
 
   static async start(env: Record<string, string> = {}, dataDir?: string): Promise<TestApp> {
     const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'quoting-test-'));
-    // With KAFKA_BROKERS set the bus is that broker, with topics and groups of their own per
-    // DATA_DIR: a restarted app finds its topics and offsets again.
-    const kafka = process.env.KAFKA_BROKERS ? { KAFKA_BROKERS: process.env.KAFKA_BROKERS, KAFKA_TOPIC_PREFIX: `${basename(dir)}.` } : {};
     const config = loadConfig({
-      ...kafka,
       DATA_DIR: dir,
       ADMIN_TOKEN,
       SEED_DEMO: 'false',
