@@ -45,7 +45,7 @@ SERVER_PID=$!
 PIDS+=($SERVER_PID)
 BASE="http://127.0.0.1:$PORT"
 for _ in $(seq 1 100); do
-  curl -fsS "$BASE/openapi.yaml" >/dev/null 2>&1 && break
+  node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "$BASE/openapi.yaml" && break
   kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log"; exit 1; }
   sleep 0.2
 done
