@@ -1,5 +1,5 @@
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { checkpointName, ReadYourWrites } from '@lib/event-sourcing';
+import { checkpointName, liveProjections, ReadYourWrites } from '@lib/event-sourcing';
 import { ReadStore } from '@lib/read-store';
 import { ProjectionRegistry } from '@lib/runtime';
 
@@ -29,7 +29,8 @@ export class CheckpointPoller implements OnApplicationBootstrap, OnApplicationSh
     if (this.polling) return;
     this.polling = true;
     try {
-      for (const projection of this.registry.all()) {
+      // The live generation's checkpoint: after a rebuild switches, the projector writes there.
+      for (const projection of await liveProjections(this.reads, this.registry.all())) {
         const position = await this.reads.getCheckpoint(checkpointName(projection));
         if (position !== null) this.readYourWrites.report(projection.name, position);
       }

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
+import { ActiveProjectionReadStore, AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
 import { EventStore, SqliteEventStore } from '@lib/event-store';
 import { MessageBus, SqliteMessageBus } from '@lib/message-bus';
 import { ReadStore, SqliteReadStore } from '@lib/read-store';
@@ -13,6 +13,19 @@ import { ReactorRegistry } from './reactor-registry';
 function ensureDataDir(config: AppConfig): string {
   mkdirSync(config.dataDir, { recursive: true });
   return config.dataDir;
+}
+
+/** The event store the configuration names; the apps and the CLI open it the same way. */
+export function openEventStore(config: AppConfig): EventStore {
+  return new SqliteEventStore({ file: join(ensureDataDir(config), 'events.db') });
+}
+
+/**
+ * The read store the configuration names, serving each projection's active generation (see
+ * ActiveProjectionReadStore); the apps and the CLI open it the same way.
+ */
+export function openReadStore(config: AppConfig): ActiveProjectionReadStore {
+  return new ActiveProjectionReadStore(new SqliteReadStore({ file: join(ensureDataDir(config), 'read-models.db') }));
 }
 
 /**
@@ -28,12 +41,12 @@ function ensureDataDir(config: AppConfig): string {
     {
       provide: EventStore,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new SqliteEventStore({ file: join(ensureDataDir(config), 'events.db') }),
+      useFactory: openEventStore,
     },
     {
       provide: ReadStore,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new SqliteReadStore({ file: join(ensureDataDir(config), 'read-models.db') }),
+      useFactory: openReadStore,
     },
     {
       provide: MessageBus,
