@@ -90,7 +90,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function rebuildProjections(options: RebuildOptions): Promise<RebuildResult> {
   const store = engineOf(options.store);
   const { events } = options;
-  const batchSize = options.batchSize ?? 2_000;
+  const batchSize = options.batchSize ?? 10_000;
   const now = options.now ?? Date.now;
   const pointers = await readPointers(store);
   const live = options.projections.map((projection) => liveGeneration(projection, pointers));
@@ -100,7 +100,6 @@ export async function rebuildProjections(options: RebuildOptions): Promise<Rebui
     const target = atGeneration(projection, (projection.generation ?? 0) + 1);
     // Leftovers of a rebuild that was stopped after its switch, before it dropped the old generation.
     dropped.push(...(await dropGenerations(store, projection, [projection, target])));
-    for (const [collection, indexes] of Object.entries(target.collections)) await store.ensureIndexes(collectionName(target, collection), indexes);
     const checkpoint = checkpointName(target);
     targets.push({ projection: target, checkpoint, position: (await store.getCheckpoint(checkpoint)) ?? 0 });
   }
@@ -137,6 +136,11 @@ export async function rebuildProjections(options: RebuildOptions): Promise<Rebui
       continue;
     }
     if (switchedAt === null) {
+      // Indexes are built once over the finished collections: much faster than keeping them up
+      // to date through a million writes. Nothing reads the new generation before the switch.
+      for (const { projection } of targets) {
+        for (const [collection, indexes] of Object.entries(projection.collections)) await store.ensureIndexes(collectionName(projection, collection), indexes);
+      }
       // Current: every target has applied the whole log. One write switches them all.
       await store.upsert(targets.map((target) => ({ collection: PROJECTION_POINTERS, document: pointerTo(target.projection, now()) })));
       switchedAt = now();
