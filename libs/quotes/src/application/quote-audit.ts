@@ -10,7 +10,7 @@ import { QUOTE_VERSIONS, QUOTES, quotesProjection, type QuoteDocument, type Quot
 const TRIGGERS: Record<QuoteEvent['type'], string> = {
   'quote.v1.created': 'create',
   'quote.v1.termsChanged': 'terms change',
-  'quote.v1.lineItemsReplaced': 'line-item replace',
+  'quote.v2.lineItemsReplaced': 'line-item replace',
   'quote.v1.revised': 'revise',
   'quote.v1.externalRefChanged': 'external reference change',
   'quote.v1.sent': 'send',
