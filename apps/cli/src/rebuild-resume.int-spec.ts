@@ -92,7 +92,7 @@ describe('projections:rebuild killed with SIGKILL and run again', () => {
     expect(stoppedAt).toBeGreaterThanOrEqual(killedAt);
     expect(stoppedAt).toBeLessThan(head);
     // Killed before its switch: generation 0 is still the live one, the rebuild shows as unfinished.
-    expect((await readPointers(reads)).get('quotes')).toBeUndefined();
+    expect((await readPointers(reads)).get('quotes@v2')).toBeUndefined();
     const status = JSON.parse((await cli(dataDir, 'projections:status', '--json')).out);
     expect(status.projections.find((p: any) => p.name === 'quotes')).toMatchObject({ generation: 0, rebuild: { generation: 1, checkpoint: stoppedAt } });
     await reads.close();

@@ -9,8 +9,10 @@ export const PROJECTION_POINTERS = 'projection_pointers';
  * one write once the new generation has caught up; without a pointer, generation 0 is live.
  */
 export interface ProjectionPointer extends ReadDocument {
-  /** the projection's name */
+  /** `<name>@v<version>`: each version has its own pointer, so gateways still running the code of
+   * the previous version keep reading its live generation while the new version goes live */
   id: string;
+  name: string;
   version: number;
   generation: number;
   /** logical collection names of the projection */
@@ -23,18 +25,18 @@ export async function readPointers(store: ReadStore): Promise<Map<string, Projec
   return new Map(items.map((pointer) => [pointer.id, pointer]));
 }
 
-/**
- * The projection as the read side serves it now: the active generation of its current version.
- * A pointer left by an older version does not apply (a version bump starts at generation 0).
- */
+/** The projection as the read side serves it now: the active generation of its version (0 without a pointer). */
+export const pointerId = (projection: Pick<Projection, 'name' | 'version'>) => `${projection.name}@v${projection.version}`;
+
 export function liveGeneration(projection: Projection, pointers: Map<string, ProjectionPointer>): Projection {
-  const pointer = pointers.get(projection.name);
-  return pointer && pointer.version === projection.version && pointer.generation > 0 ? atGeneration(projection, pointer.generation) : projection;
+  const pointer = pointers.get(pointerId(projection));
+  return pointer && pointer.generation > 0 ? atGeneration(projection, pointer.generation) : projection;
 }
 
 export function pointerTo(projection: Projection, switchedAt: number): ProjectionPointer {
   return {
-    id: projection.name,
+    id: pointerId(projection),
+    name: projection.name,
     version: projection.version,
     generation: projection.generation ?? 0,
     collections: Object.keys(projection.collections),
