@@ -142,6 +142,28 @@ describe('operations: projection rebuilds and audits', () => {
     expect(quotes.lag).toBe(status.head - quotes.checkpoint);
   });
 
+  it('projections:status shows a rebuild that stopped half-way, and the next run continues it', async () => {
+    const live = JSON.parse((await cli(app, 'projections:status', '--json')).out).projections.find((p: any) => p.name === 'quotes');
+    await expect(
+      rebuildProjections({
+        events: app.get(EventStore),
+        store: app.get(ReadStore),
+        projections: app.get(ProjectionRegistry).all().filter((p) => p.name === 'quotes'),
+        batchSize: 5,
+        onProgress: (progress) => {
+          if (progress.position > 0) throw new Error('stopped half-way');
+        },
+      }),
+    ).rejects.toThrow('stopped half-way');
+    const stopped = JSON.parse((await cli(app, 'projections:status', '--json')).out).projections.find((p: any) => p.name === 'quotes');
+    expect(stopped).toMatchObject({ generation: live.generation, checkpoint: live.checkpoint, rebuild: { generation: live.generation + 1, checkpoint: expect.any(Number) } });
+    expect(stopped.rebuild.checkpoint).toBeGreaterThan(0);
+    const resumed = await cli(app, 'projections:rebuild', 'quotes', '--switch-grace-ms', '300');
+    expect(resumed.out).toContain(`resumed from position ${stopped.rebuild.checkpoint}`);
+    const after = JSON.parse((await cli(app, 'projections:status', '--json')).out).projections.find((p: any) => p.name === 'quotes');
+    expect(after).toMatchObject({ generation: live.generation + 1, rebuild: null, lag: 0 });
+  });
+
   it('the CLI knows exactly the projections the modules register', () => {
     expect(allProjections().map((p) => `${p.name}@${p.version}`).sort()).toEqual(app.get(ProjectionRegistry).all().map((p) => `${p.name}@${p.version}`).sort());
   });

@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
-import { checkpointName, liveProjections, rebuildProjections, upcast, type Projection } from '@lib/event-sourcing';
+import { atGeneration, checkpointName, liveProjections, rebuildProjections, upcast, type Projection } from '@lib/event-sourcing';
 import type { EventStore, RecordedEvent } from '@lib/event-store';
 import type { ReadStore } from '@lib/read-store';
 import { auditQuote } from '@lib/quotes';
@@ -36,7 +36,7 @@ export async function projectionStatus(context: CliContext, json: boolean): Prom
   const rows = await Promise.all(
     live.map(async (projection) => {
       const checkpoint = (await context.reads.getCheckpoint(checkpointName(projection))) ?? 0;
-      const next = { ...projection, generation: (projection.generation ?? 0) + 1 };
+      const next = atGeneration(projection, (projection.generation ?? 0) + 1);
       const rebuilding = await context.reads.getCheckpoint(checkpointName(next));
       return {
         name: projection.name,
