@@ -59,16 +59,24 @@ describe('operations: projection rebuilds and audits', () => {
     await receiver?.close();
   });
 
-  /** Waits until the webhook deliveries of everything so far have arrived and stopped coming. */
+  /**
+   * Waits until the outbox has relayed every event so far and no delivery is in flight any more,
+   * so whatever arrives afterwards was caused by what the test does next.
+   */
   async function settledWebhooks(): Promise<number> {
-    let seen = -1;
-    for (let i = 0; i < 100; i++) {
+    const reads = app.get(ReadStore);
+    const head = await app.get(EventStore).headPosition();
+    let previous = -1;
+    for (let waited = 0; waited < 15_000; waited += 100) {
+      const relayed = (await reads.getCheckpoint('relay:domain-events')) ?? 0;
+      const deliveries = await reads.count(DELIVERIES);
+      const inFlight = await reads.count(DELIVERIES, { status: { in: ['pending', 'processing'] } });
+      // The consumer creates deliveries a little after the relay: the count must also hold still.
+      if (relayed >= head && deliveries > 0 && deliveries === previous && inFlight === 0) return receiver.requests('/ops').length;
+      previous = deliveries;
       await pause(100);
-      const now = receiver.requests('/ops').length;
-      if (now === seen && now > 0) return now;
-      seen = now;
     }
-    return seen;
+    throw new Error('the outbox did not settle');
   }
 
   it('rebuilds blue/green while the API keeps serving the complete old read model, then switches', async () => {
