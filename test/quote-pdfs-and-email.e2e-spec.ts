@@ -84,6 +84,23 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
     expect(text).not.toMatch(/\d mm/);
   });
 
+  it('given a draft whose line items are replaced, then its PDF is generated again with the new items', async () => {
+    const quoteId = await f.createQuote(org, submissionId);
+    await readyPdf(quoteId);
+    const replaced = await app.request('PUT', `/api/v1/quotes/${quoteId}/line-items`, {
+      token: org.apiKey,
+      body: { lineItems: [{ description: 'Replacement sash 42', quantity: 1, unitPrice: 99 }] },
+    });
+    expect(replaced.status).toBe(200);
+    const text = await until('the regenerated PDF', async () => {
+      const quote = await f.quote(org, quoteId);
+      if (quote.pdf.status !== 'ready') return null;
+      const content = pdfText((await download(app, quote.pdf.url)).bytes);
+      return content.includes('Replacement sash 42') ? content : null;
+    });
+    expect(text).toContain('Replacement sash 42');
+  });
+
   it('given a tampered, foreign or expired link, then the download is refused with 403', async () => {
     const quoteId = await f.createQuote(org, submissionId);
     const { pdf } = await readyPdf(quoteId);

@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { checkpointName, ReadYourWrites } from '@lib/event-sourcing';
+import { checkpointName, liveProjections, ReadYourWrites } from '@lib/event-sourcing';
 import { ReadStore } from '@lib/read-store';
 import { ProjectionRegistry } from '@lib/runtime';
 
@@ -39,9 +39,12 @@ export class CheckpointPoller implements OnApplicationBootstrap, OnApplicationSh
       .finally(() => (this.polling = null));
   }
 
-  /** All checkpoints at once: with a networked read store each read is a round trip. */
+  /**
+   * The live generation's checkpoints (after a rebuild switches, the projector writes there), all
+   * at once: with a networked read store each read is a round trip.
+   */
   private async readCheckpoints(): Promise<void> {
-    const projections = this.registry.all();
+    const projections = await liveProjections(this.reads, this.registry.all());
     const positions = await Promise.all(projections.map((projection) => this.reads.getCheckpoint(checkpointName(projection))));
     projections.forEach((projection, i) => {
       const position = positions[i];

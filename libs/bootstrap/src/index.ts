@@ -1,2 +1,3 @@
 export * from './domain.module';
 export * from './prepare-runtime';
+export * from './projections';

@@ -4,3 +4,5 @@ export * from './aggregate-repository';
 export * from './projection';
 export * from './projection-runner';
 export * from './read-your-writes';
+export * from './active-projections';
+export * from './projection-rebuild';

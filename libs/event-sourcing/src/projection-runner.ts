@@ -7,8 +7,9 @@ import { upcast } from './upcasting';
 /** How soon the checkpoint follows events a projection skips (one write per burst, not per event). */
 const SKIPPED_CHECKPOINT_DELAY_MS = 20;
 
-export function checkpointName(projection: Pick<Projection, 'name' | 'version'>): string {
-  return `projection:${projection.name}:v${projection.version}`;
+export function checkpointName(projection: Pick<Projection, 'name' | 'version' | 'generation'>): string {
+  const base = `projection:${projection.name}:v${projection.version}`;
+  return projection.generation ? `${base}:g${projection.generation}` : base;
 }
 
 /** A projection handler threw. The writes of the events before the failing one are committed; none after. */

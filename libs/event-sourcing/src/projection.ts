@@ -30,10 +30,23 @@ export interface Projection {
   collections: Record<string, IndexSpec[]>;
   filter: EventFilter;
   handle(event: RecordedEvent, context: ProjectionContext): Promise<void>;
+  /**
+   * Which build of this version the collections belong to: 0 (absent) is the first build, named
+   * `<collection>_v<version>`; a rebuild writes generation n + 1 as `<collection>_v<version>_g<n+1>`
+   * beside the live one (see projection-rebuild.ts). Readers keep asking for the generation-0
+   * names; the read store resolves them to the active generation (ActiveProjectionReadStore).
+   */
+  generation?: number;
 }
 
-export function collectionName(projection: Pick<Projection, 'version'>, collection: string): string {
-  return `${collection}_v${projection.version}`;
+export function collectionName(projection: Pick<Projection, 'version' | 'generation'>, collection: string): string {
+  const base = `${collection}_v${projection.version}`;
+  return projection.generation ? `${base}_g${projection.generation}` : base;
+}
+
+/** The same projection writing to another generation of its collections, with its own checkpoint. */
+export function atGeneration(projection: Projection, generation: number): Projection {
+  return Object.create(projection, { generation: { value: generation, enumerable: true } }) as Projection;
 }
 
 /** Removes bookkeeping fields before a document leaves the read side. */

@@ -8,6 +8,7 @@ export * from './application/quote-mailer';
 export * from './application/quote-sent-mail.reactor';
 export * from './application/quote-number-allocator';
 export * from './application/quote-expiry.scheduler';
+export * from './application/quote-audit';
 export * from './projections/quotes.projection';
 export * from './quotes.module';
 export * from './documents/document-locale';

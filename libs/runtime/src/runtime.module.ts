@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
+import { ActiveProjectionReadStore, AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
 import { EventStore, EventStoreDbEventStore, SqliteEventStore } from '@lib/event-store';
 import { KafkaMessageBus, MessageBus, SqliteMessageBus } from '@lib/message-bus';
 import { MongoReadStore, ReadStore, SqliteReadStore } from '@lib/read-store';
@@ -24,6 +24,21 @@ function connectEventStoreDb(url: string): EventStoreDbEventStore {
   }
 }
 
+/** The event store the configuration names (EventStoreDB or the embedded file); the apps and the CLI open it the same way. */
+export function openEventStore(config: AppConfig): EventStore {
+  return config.eventStoreUrl ? connectEventStoreDb(config.eventStoreUrl) : new SqliteEventStore({ file: join(ensureDataDir(config), 'events.db') });
+}
+
+/**
+ * The read store the configuration names (MongoDB or the embedded file), serving each
+ * projection's active generation (see ActiveProjectionReadStore); the apps and the CLI open it
+ * the same way.
+ */
+export async function openReadStore(config: AppConfig): Promise<ActiveProjectionReadStore> {
+  const engine = config.mongodbUrl ? await MongoReadStore.connect({ url: config.mongodbUrl }) : new SqliteReadStore({ file: join(ensureDataDir(config), 'read-models.db') });
+  return new ActiveProjectionReadStore(engine);
+}
+
 /**
  * The ports and the adapters behind them. Embedded SQLite files in DATA_DIR by default; the
  * real engines replace them when EVENTSTORE_URL / MONGODB_URL / KAFKA_BROKERS are set.
@@ -37,16 +52,12 @@ function connectEventStoreDb(url: string): EventStoreDbEventStore {
     {
       provide: EventStore,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) =>
-        config.eventStoreUrl ? connectEventStoreDb(config.eventStoreUrl) : new SqliteEventStore({ file: join(ensureDataDir(config), 'events.db') }),
+      useFactory: openEventStore,
     },
     {
       provide: ReadStore,
       inject: [APP_CONFIG],
-      useFactory: async (config: AppConfig): Promise<ReadStore> =>
-        config.mongodbUrl
-          ? MongoReadStore.connect({ url: config.mongodbUrl })
-          : new SqliteReadStore({ file: join(ensureDataDir(config), 'read-models.db') }),
+      useFactory: openReadStore,
     },
     {
       provide: MessageBus,

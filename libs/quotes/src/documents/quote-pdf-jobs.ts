@@ -49,8 +49,11 @@ export class QuotePdfJobs extends JobStore<QuotePdfRecord> {
   }
 }
 
-/** The events after which a version's content (or its date and validity) may differ. */
-const CONTENT_EVENTS = ['quote.v1.created', 'quote.v1.termsChanged', 'quote.v1.lineItemsReplaced', 'quote.v1.revised', 'quote.v1.sent'];
+/**
+ * The events after which a version's content (or its date and validity) may differ, by their
+ * stored type names: older stores hold v1 line-item replacements, newer ones v2.
+ */
+const CONTENT_EVENTS = ['quote.v1.created', 'quote.v1.termsChanged', 'quote.v1.lineItemsReplaced', 'quote.v2.lineItemsReplaced', 'quote.v1.revised', 'quote.v1.sent'];
 
 export function pdfContentOf(
   quote: Quote,

@@ -277,8 +277,17 @@ describe('quote decider', () => {
       given(created)
         .when(replace())
         .then({
-          type: 'quote.v1.lineItemsReplaced',
-          data: { organizationId: ORG, quoteId: QUOTE, version: 1, lineItems: replacedLines.map((l) => ({ ...l })), totals: { subtotal: 99.99, taxAmount: 21, total: 120.99 }, changeDescription: 'Line items replaced', at: AT },
+          type: 'quote.v2.lineItemsReplaced',
+          data: {
+            organizationId: ORG,
+            quoteId: QUOTE,
+            version: 1,
+            lineItems: replacedLines.map((l) => ({ ...l })),
+            totals: { subtotal: 99.99, taxAmount: 21, total: 120.99 },
+            previousTotals: { subtotal: 251, taxAmount: 52.71, total: 303.71 },
+            changeDescription: 'Line items replaced',
+            at: AT,
+          },
         });
     });
 
@@ -313,8 +322,8 @@ describe('quote decider', () => {
     it('given a revised draft, when it is revised again with revise: true, then the change applies directly to the draft', () => {
       const revised = given(created, sent).when(replace({ revise: true })).result();
       const [event] = given(created, sent, ...revised).when(replace({ revise: true })).result();
-      expect(event.type).toBe('quote.v1.lineItemsReplaced');
-      expect(event.type === 'quote.v1.lineItemsReplaced' && event.data.version).toBe(2);
+      expect(event.type).toBe('quote.v2.lineItemsReplaced');
+      expect(event.type === 'quote.v2.lineItemsReplaced' && event.data.version).toBe(2);
     });
   });
 

@@ -245,7 +245,7 @@ function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
           },
         ];
       }
-      return [{ type: 'quote.v1.lineItemsReplaced', data: { ...base, version: quote.version, lineItems, totals, changeDescription } }];
+      return [{ type: 'quote.v2.lineItemsReplaced', data: { ...base, version: quote.version, lineItems, totals, previousTotals: quote.totals, changeDescription } }];
     }
 
     case 'sendQuote': {
@@ -346,7 +346,7 @@ function evolve(state: QuoteState, event: QuoteEvent): QuoteState {
   switch (event.type) {
     case 'quote.v1.termsChanged':
       return { ...next, terms: { ...state.terms, ...event.data.changes }, lineItems: event.data.lineItems ?? state.lineItems, totals: event.data.totals, validUntil: event.data.validUntil };
-    case 'quote.v1.lineItemsReplaced':
+    case 'quote.v2.lineItemsReplaced':
       return { ...next, lineItems: event.data.lineItems, totals: event.data.totals };
     case 'quote.v1.revised':
       return {

@@ -1,4 +1,6 @@
 import type { ItemType } from '@lib/templates';
+// Every reader of quote events (aggregate, projections, audit) gets the upcasters with the types.
+import './quote.upcasters';
 
 export const QUOTE_STATUSES = ['draft', 'sent', 'viewed', 'accepted', 'rejected', 'expired'] as const;
 export type QuoteStatus = (typeof QUOTE_STATUSES)[number];
@@ -91,8 +93,25 @@ export type QuoteTermsChanged = {
   data: Base & { version: number; changes: Partial<QuoteTerms>; lineItems?: QuoteLineItem[]; totals: QuoteTotals; validUntil: number };
 };
 
-/** A draft's breakdown was replaced; the previous one stays in the version history. */
+/**
+ * A draft's breakdown was replaced; the previous one stays in the version history. v2 adds the
+ * totals of the breakdown it replaced, so the change in value is in the event itself (audits,
+ * exports). Stored v1 events are upcast on read (quote.upcasters.ts).
+ */
 export type QuoteLineItemsReplaced = {
+  type: 'quote.v2.lineItemsReplaced';
+  data: Base & {
+    version: number;
+    lineItems: QuoteLineItem[];
+    totals: QuoteTotals;
+    /** null on events stored as v1, which did not record them */
+    previousTotals: QuoteTotals | null;
+    changeDescription: string;
+  };
+};
+
+/** The shipped v1 shape, as it stays in the store; never emitted any more. */
+export type QuoteLineItemsReplacedV1 = {
   type: 'quote.v1.lineItemsReplaced';
   data: Base & { version: number; lineItems: QuoteLineItem[]; totals: QuoteTotals; changeDescription: string };
 };

@@ -142,7 +142,7 @@ function applied(quote: QuoteDocument, event: Exclude<QuoteEvent, QuoteCreated>)
       });
       if (event.type === 'quote.v1.revised') Object.assign(next, { version: event.data.version, status: 'draft' });
       return next;
-    case 'quote.v1.lineItemsReplaced':
+    case 'quote.v2.lineItemsReplaced':
       return { ...next, lineItems: event.data.lineItems, ...event.data.totals };
     case 'quote.v1.externalRefChanged':
       return { ...next, externalRef: event.data.externalRef };
@@ -162,7 +162,7 @@ function applied(quote: QuoteDocument, event: Exclude<QuoteEvent, QuoteCreated>)
 }
 
 function startsVersionEntry(event: QuoteEvent): { changeDescription: string } | null {
-  return event.type === 'quote.v1.revised' || event.type === 'quote.v1.lineItemsReplaced' ? { changeDescription: event.data.changeDescription } : null;
+  return event.type === 'quote.v1.revised' || event.type === 'quote.v2.lineItemsReplaced' ? { changeDescription: event.data.changeDescription } : null;
 }
 
 async function updateLink(context: ProjectionContext, quote: QuoteDocument, event: QuoteEvent): Promise<void> {

@@ -1,0 +1,192 @@
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import type { Writable } from 'node:stream';
+import { atGeneration, checkpointName, liveProjections, rebuildProjections, upcast, type Projection } from '@lib/event-sourcing';
+import type { EventStore, RecordedEvent } from '@lib/event-store';
+import type { ReadStore } from '@lib/read-store';
+import { auditQuote } from '@lib/quotes';
+import { ProgressReporter } from './progress';
+
+/** What a command needs: the same ports the apps use, and where it writes. */
+export interface CliContext {
+  events: EventStore;
+  reads: ReadStore;
+  projections: Projection[];
+  out: Writable & { isTTY?: boolean };
+  err: Writable & { isTTY?: boolean };
+}
+
+/** A wrong use of the CLI: printed with the usage, exit code 2. */
+export class UsageError extends Error {}
+
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+const line = (stream: Writable, text = '') => stream.write(`${text}\n`);
+
+function pad(rows: string[][]): string[] {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
+}
+
+/** projections:list / projections:status — name, version, live generation, checkpoint, lag. */
+export async function projectionStatus(context: CliContext, json: boolean): Promise<number> {
+  const head = await context.events.headPosition();
+  const live = await liveProjections(context.reads, context.projections);
+  const rows = await Promise.all(
+    live.map(async (projection) => {
+      const checkpoint = (await context.reads.getCheckpoint(checkpointName(projection))) ?? 0;
+      const next = atGeneration(projection, (projection.generation ?? 0) + 1);
+      const rebuilding = await context.reads.getCheckpoint(checkpointName(next));
+      return {
+        name: projection.name,
+        version: projection.version,
+        generation: projection.generation ?? 0,
+        checkpoint,
+        lag: Math.max(0, head - checkpoint),
+        rebuild: rebuilding === null ? null : { generation: next.generation, checkpoint: rebuilding },
+      };
+    }),
+  );
+  if (json) {
+    line(context.out, JSON.stringify({ head, projections: rows }));
+    return EXIT.ok;
+  }
+  const table = [
+    ['NAME', 'VERSION', 'GENERATION', 'CHECKPOINT', 'LAG', 'REBUILD'],
+    ...rows.map((row) => [
+      row.name,
+      String(row.version),
+      String(row.generation),
+      String(row.checkpoint),
+      String(row.lag),
+      row.rebuild ? `g${row.rebuild.generation} at ${row.rebuild.checkpoint} (unfinished; run projections:rebuild to continue)` : '-',
+    ]),
+  ];
+  for (const text of pad(table)) line(context.out, text);
+  line(context.out, `head of the event log: ${head}`);
+  return EXIT.ok;
+}
+
+/** projections:rebuild <name>… | --all */
+export async function rebuild(context: CliContext, names: string[], all: boolean, options: { batchSize?: number; switchGraceMs?: number }): Promise<number> {
+  if (all === names.length > 0) throw new UsageError('name the projections to rebuild, or pass --all');
+  const known = new Map(context.projections.map((projection) => [projection.name, projection]));
+  const unknown = names.filter((name) => !known.has(name));
+  if (unknown.length > 0) throw new UsageError(`unknown projection ${unknown.join(', ')}; known: ${[...known.keys()].join(', ')}`);
+  const projections = all ? context.projections : names.map((name) => known.get(name)!);
+  const progress = new ProgressReporter(context.err);
+  const result = await rebuildProjections({
+    events: context.events,
+    store: context.reads,
+    projections,
+    batchSize: options.batchSize,
+    switchGraceMs: options.switchGraceMs,
+    onProgress: (state) => progress.update(state),
+  });
+  progress.done();
+  if (result.resumedFrom > 0) line(context.out, `resumed from position ${result.resumedFrom}`);
+  for (const projection of result.projections) {
+    line(context.out, `${projection.name} v${projection.version}: generation ${projection.from} → ${projection.to}, live at position ${result.position}`);
+  }
+  if (result.dropped.length > 0) line(context.out, `dropped ${result.dropped.join(', ')}`);
+  return EXIT.ok;
+}
+
+const time = (ms: number) => new Date(ms).toISOString();
+
+/** audit:quote <quoteId> — every version as the stream tells it, checked against what is stored. */
+export async function auditQuoteCommand(context: CliContext, quoteId: string, json: boolean): Promise<number> {
+  const audit = await auditQuote(context.events, context.reads, quoteId);
+  if (!audit) {
+    line(context.err, `quote ${quoteId} has no events`);
+    return EXIT.failed;
+  }
+  if (json) {
+    line(context.out, JSON.stringify(audit));
+  } else {
+    line(context.out, `quote ${quoteId}: ${audit.steps.length} events`);
+    for (const step of audit.steps) {
+      line(
+        context.out,
+        `#${step.revision} ${time(step.at)} ${step.trigger} by ${step.actor ?? 'unknown'} → version ${step.version} (${step.status}), ` +
+          `subtotal ${step.totals.subtotal}, tax ${step.totals.taxAmount}, total ${step.totals.total}`,
+      );
+      if (step.changeDescription) line(context.out, `    change: ${step.changeDescription}`);
+      if (step.changedTerms) line(context.out, `    terms: ${JSON.stringify(step.changedTerms)}`);
+      for (const item of step.lineItems ?? []) {
+        line(context.out, `    ${item.order + 1}. ${item.description} — ${item.quantity} × ${item.unitPrice} = ${item.total} (${item.itemType})`);
+      }
+    }
+  }
+  if (audit.mismatches.length > 0) {
+    line(context.err, `MISMATCH: the stored read model differs from the replay in ${audit.mismatches.length} place(s):`);
+    for (const mismatch of audit.mismatches) line(context.err, `  ${mismatch}`);
+    return EXIT.failed;
+  }
+  line(context.err, 'ok: the read model and every stored version equal the replay');
+  return EXIT.ok;
+}
+
+/** Who or what caused an event, from its metadata (`apiKey:<id>`, `admin`, `customer:<id>`, `pricing:<delivery>`, `system`). */
+export function actorOf(event: RecordedEvent): Record<string, string> {
+  const actor = event.metadata.actor;
+  if (typeof actor !== 'string' || actor === '') return { type: 'unrecorded' };
+  const [kind, ...rest] = actor.split(':');
+  const id = rest.join(':');
+  switch (kind) {
+    case 'apiKey':
+      return { type: 'api_key', id };
+    case 'admin':
+      return { type: 'admin' };
+    case 'customer':
+      // the session or quote the customer's token opened, never the token itself
+      return { type: 'customer', id };
+    case 'pricing':
+      return { type: 'pricing_partner', deliveryId: id };
+    case 'system':
+      return { type: 'system' };
+    default:
+      return { type: 'other', value: actor };
+  }
+}
+
+/** audit:export --org <id> [--from] [--to] [--out] — the organization's events as NDJSON. */
+export async function auditExport(context: CliContext, options: { organizationId: string; from?: number; to?: number; out?: string }): Promise<number> {
+  const target: Writable = options.out ? createWriteStream(options.out) : context.out;
+  let position = 0;
+  let written = 0;
+  for (;;) {
+    const page = await context.events.readAll({ after: position, maxCount: 5_000 });
+    if (page.length === 0) break;
+    position = page[page.length - 1].position;
+    for (const recorded of page) {
+      const event = upcast(recorded);
+      const data = event.data as { organizationId?: unknown } | null;
+      if (data?.organizationId !== options.organizationId) continue;
+      if (options.from !== undefined && recorded.recordedAt < options.from) continue;
+      if (options.to !== undefined && recorded.recordedAt >= options.to) continue;
+      const record = {
+        id: recorded.id,
+        position: recorded.position,
+        streamId: recorded.streamId,
+        revision: recorded.revision,
+        type: event.type,
+        storedType: recorded.type,
+        recordedAt: new Date(recorded.recordedAt).toISOString(),
+        actor: actorOf(recorded),
+        correlationId: recorded.metadata.correlationId ?? null,
+        causationId: recorded.metadata.causationId ?? null,
+        data: event.data,
+      };
+      if (!target.write(`${JSON.stringify(record)}\n`)) await once(target, 'drain');
+      written++;
+    }
+  }
+  if (options.out) {
+    target.end();
+    await finished(target);
+  }
+  line(context.err, `exported ${written} events of organization ${options.organizationId}`);
+  return EXIT.ok;
+}

@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { checkpointName, readPointers } from '@lib/event-sourcing';
+import { SqliteEventStore } from '@lib/event-store';
+import { quotesProjection } from '@lib/quotes';
+import { SqliteReadStore } from '@lib/read-store';
+import { generateQuoteEvents } from '../../../bench/event-generator';
+import { run } from './main';
+
+const ROOT = resolve(__dirname, '../../..');
+
+/** The CLI in a child process that compiles this repository's TypeScript as it requires it. */
+function cliChild(dataDir: string, argv: string[]): ChildProcess {
+  const script = `
+    const { readFileSync } = require('node:fs');
+    const path = require('node:path');
+    const Module = require('node:module');
+    const { transformSync } = require('@swc/core');
+    const resolveFilename = Module._resolveFilename;
+    Module._resolveFilename = function (request, ...rest) {
+      const alias = /^@lib\\/([^/]+)(?:\\/(.*))?$/.exec(request);
+      if (alias) request = path.join(${JSON.stringify(ROOT)}, 'libs', alias[1], 'src', alias[2] ?? 'index');
+      return resolveFilename.call(this, request, ...rest);
+    };
+    require.extensions['.ts'] = (module, filename) => {
+      const { code } = transformSync(readFileSync(filename, 'utf8'), {
+        filename,
+        jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false }, target: 'es2022' },
+        module: { type: 'commonjs' },
+      });
+      module._compile(code, filename);
+    };
+    require('reflect-metadata');
+    require(${JSON.stringify(join(ROOT, 'apps/cli/src/main.ts'))}).run(${JSON.stringify(argv)}, { out: process.stdout, err: process.stderr }).then((code) => { process.exitCode = code; });
+  `;
+  return spawn(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+async function cli(dataDir: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let stdout = '';
+  let stderr = '';
+  out.on('data', (chunk) => (stdout += chunk));
+  err.on('data', (chunk) => (stderr += chunk));
+  const previous = process.env.DATA_DIR;
+  process.env.DATA_DIR = dataDir;
+  try {
+    return { code: await run(argv, { out, err }), out: stdout, err: stderr };
+  } finally {
+    process.env.DATA_DIR = previous;
+  }
+}
+
+describe('projections:rebuild killed with SIGKILL and run again', () => {
+  let dataDir: string;
+  let head: number;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'rebuild-resume-'));
+    const events = new SqliteEventStore({ file: join(dataDir, 'events.db') });
+    await generateQuoteEvents(events, 30_000);
+    head = await events.headPosition();
+    await events.close();
+  }, 120_000);
+
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('continues from the checkpoint of the killed run, and only the finished rebuild goes live', async () => {
+    const target = checkpointName({ ...quotesProjection, generation: 1 });
+    const reads = new SqliteReadStore({ file: join(dataDir, 'read-models.db') });
+    const child = cliChild(dataDir, ['projections:rebuild', 'quotes', '--batch-size', '500', '--switch-grace-ms', '0']);
+    let childOutput = '';
+    child.stderr!.on('data', (chunk) => (childOutput += chunk));
+    const exited = new Promise<NodeJS.Signals | number | null>((done) => child.once('exit', (code, signal) => done(signal ?? code)));
+    let killedAt = 0;
+    for (let waited = 0; waited < 60_000 && killedAt === 0; waited += 20) {
+      const position = (await reads.getCheckpoint(target)) ?? 0;
+      if (position > 0) {
+        child.kill('SIGKILL');
+        killedAt = position;
+      } else {
+        await new Promise((done) => setTimeout(done, 20));
+      }
+    }
+    expect(await exited).toBe('SIGKILL');
+    expect(killedAt).toBeGreaterThan(0);
+    const stoppedAt = (await reads.getCheckpoint(target))!;
+    expect(stoppedAt).toBeGreaterThanOrEqual(killedAt);
+    expect(stoppedAt).toBeLessThan(head);
+    // Killed before its switch: generation 0 is still the live one, the rebuild shows as unfinished.
+    expect((await readPointers(reads)).get('quotes@v2')).toBeUndefined();
+    const status = JSON.parse((await cli(dataDir, 'projections:status', '--json')).out);
+    expect(status.projections.find((p: any) => p.name === 'quotes')).toMatchObject({ generation: 0, rebuild: { generation: 1, checkpoint: stoppedAt } });
+    await reads.close();
+
+    const resumed = await cli(dataDir, 'projections:rebuild', 'quotes', '--switch-grace-ms', '0');
+    expect(resumed.code).toBe(0);
+    expect(resumed.out).toContain(`resumed from position ${stoppedAt}`);
+    expect(resumed.out).toContain('quotes v2: generation 0 → 1');
+
+    const after = JSON.parse((await cli(dataDir, 'projections:status', '--json')).out);
+    expect(after.projections.find((p: any) => p.name === 'quotes')).toMatchObject({ generation: 1, checkpoint: head, lag: 0, rebuild: null });
+    // The resumed build is the same as a replay: every quote the kill interrupted included.
+    const check = new SqliteReadStore({ file: join(dataDir, 'read-models.db') });
+    expect(await check.count('quotes_v2_g1')).toBe(Math.ceil(30_000 / 7));
+    await check.close();
+    for (const index of [0, 1_000, 2_000, 4_000]) {
+      const audit = await cli(dataDir, 'audit:quote', `quo_gen${String(index).padStart(8, '0')}`);
+      expect([audit.code, audit.err]).toEqual([0, expect.stringContaining('ok:')]);
+    }
+    expect(childOutput).not.toContain('failed');
+  }, 120_000);
+});

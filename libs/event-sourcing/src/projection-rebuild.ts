@@ -1,0 +1,168 @@
+import type { EventStore, RecordedEvent } from '@lib/event-store';
+import type { ReadStore } from '@lib/read-store';
+import { engineOf, liveGeneration, pointerTo, PROJECTION_POINTERS, readPointers } from './active-projections';
+import { atGeneration, collectionName, type Projection } from './projection';
+import { applyEvents, checkpointName, matches } from './projection-runner';
+
+export interface RebuildProgress {
+  /** global position the rebuild has applied up to */
+  position: number;
+  /** head of the log when it was last read */
+  head: number;
+  /** events applied by this run */
+  events: number;
+  /** where this run started (0 for a fresh rebuild, more when it resumed) */
+  resumedFrom: number;
+  phase: 'building' | 'switched';
+}
+
+export interface RebuildOptions {
+  events: EventStore;
+  /** the read store; the rebuild writes and drops physical collections, so it works on its engine */
+  store: ReadStore;
+  projections: Projection[];
+  /** events read from the log per page */
+  batchSize?: number;
+  /**
+   * How long the rebuild keeps applying new events after the switch before it drops the old
+   * generation: longer than readers and the projector take to notice the switch.
+   */
+  switchGraceMs?: number;
+  onProgress?: (progress: RebuildProgress) => void;
+  now?: () => number;
+}
+
+export interface RebuiltProjection {
+  name: string;
+  version: number;
+  from: number;
+  to: number;
+}
+
+export interface RebuildResult {
+  projections: RebuiltProjection[];
+  resumedFrom: number;
+  position: number;
+  events: number;
+  /** physical collections dropped afterwards */
+  dropped: string[];
+}
+
+/** Physical collection names of every generation of the projection's current version. */
+function generationPattern(projection: Projection, collection: string): RegExp {
+  const base = collectionName({ version: projection.version }, collection).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${base}(_g\\d+)?$`);
+}
+
+async function dropGenerations(store: ReadStore, projection: Projection, keep: Projection[]): Promise<string[]> {
+  const kept = new Set(keep.flatMap((p) => Object.keys(p.collections).map((collection) => collectionName(p, collection))));
+  const existing = await store.listCollections();
+  const dropped: string[] = [];
+  for (const collection of Object.keys(projection.collections)) {
+    const pattern = generationPattern(projection, collection);
+    for (const name of existing) {
+      if (pattern.test(name) && !kept.has(name)) {
+        await store.dropCollection(name);
+        dropped.push(name);
+      }
+    }
+  }
+  return dropped;
+}
+
+interface Target {
+  projection: Projection;
+  checkpoint: string;
+  position: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Blue/green rebuild. Each projection is built again from the start of the log into the next
+ * generation of its collections (`<collection>_v<version>_g<n+1>`), beside the live one, with its
+ * own checkpoint — so a killed rebuild continues where it stopped when run again. Once every
+ * target has reached the head of the log, one write switches the pointers: readers move from the
+ * old generation to the new one, never seeing a half-built one. The rebuild keeps applying new
+ * events for a grace period (until readers and the projector follow the pointer), then drops the
+ * old generation. Only projection handlers run: a rebuild has no side effects.
+ */
+export async function rebuildProjections(options: RebuildOptions): Promise<RebuildResult> {
+  const store = engineOf(options.store);
+  const { events } = options;
+  const batchSize = options.batchSize ?? 10_000;
+  const now = options.now ?? Date.now;
+  const pointers = await readPointers(store);
+  const live = options.projections.map((projection) => liveGeneration(projection, pointers));
+  const targets: Target[] = [];
+  const dropped: string[] = [];
+  for (const projection of live) {
+    const target = atGeneration(projection, (projection.generation ?? 0) + 1);
+    // Leftovers of a rebuild that was stopped after its switch, before it dropped the old generation.
+    dropped.push(...(await dropGenerations(store, projection, [projection, target])));
+    const checkpoint = checkpointName(target);
+    targets.push({ projection: target, checkpoint, position: (await store.getCheckpoint(checkpoint)) ?? 0 });
+  }
+  const resumedFrom = Math.min(...targets.map((target) => target.position));
+  let position = resumedFrom;
+  let applied = 0;
+  let head = await events.headPosition();
+  let switchedAt: number | null = null;
+  const report = () => options.onProgress?.({ position, head, events: applied, resumedFrom, phase: switchedAt === null ? 'building' : 'switched' });
+  report();
+
+  const apply = async (batch: RecordedEvent[]) => {
+    const last = batch[batch.length - 1].position;
+    const skipped: Array<{ name: string; position: number }> = [];
+    for (const target of targets) {
+      const unseen = target.position >= last ? [] : batch.filter((event) => event.position > target.position);
+      if (unseen.length === 0) continue;
+      if (unseen.some((event) => matches(target.projection.filter, event))) await applyEvents(store, target.projection, unseen, target.checkpoint);
+      else skipped.push({ name: target.checkpoint, position: last });
+      target.position = last;
+    }
+    // Checkpoints of projections the page did not concern move too, so a resumed rebuild does not read it again.
+    if (skipped.length > 0) await store.saveCheckpoints(skipped);
+    applied += batch.length;
+    position = last;
+  };
+
+  for (;;) {
+    const batch = await events.readAll({ after: position, maxCount: batchSize });
+    if (batch.length > 0) {
+      await apply(batch);
+      if (position > head) head = position;
+      report();
+      continue;
+    }
+    if (switchedAt === null) {
+      // Indexes are built once over the finished collections: much faster than keeping them up
+      // to date through a million writes. Nothing reads the new generation before the switch.
+      for (const { projection } of targets) {
+        for (const [collection, indexes] of Object.entries(projection.collections)) await store.ensureIndexes(collectionName(projection, collection), indexes);
+      }
+      // Current: every target has applied the whole log. One write switches them all.
+      await store.upsert(targets.map((target) => ({ collection: PROJECTION_POINTERS, document: pointerTo(target.projection, now()) })));
+      switchedAt = now();
+      head = position;
+      report();
+      continue;
+    }
+    if (now() - switchedAt >= (options.switchGraceMs ?? 2_000)) break;
+    await sleep(Math.min(100, options.switchGraceMs ?? 2_000));
+  }
+
+  for (let i = 0; i < live.length; i++) dropped.push(...(await dropGenerations(store, live[i], [targets[i].projection])));
+  return {
+    projections: targets.map((target, i) => ({
+      name: target.projection.name,
+      version: target.projection.version,
+      from: live[i].generation ?? 0,
+      to: target.projection.generation ?? 0,
+    })),
+    resumedFrom,
+    position,
+    events: applied,
+    dropped,
+  };
+}

@@ -1,0 +1,158 @@
+import { isDeepStrictEqual } from 'node:util';
+import { upcast, withoutBookkeeping, type ProjectionContext } from '@lib/event-sourcing';
+import { EventStore, type RecordedEvent } from '@lib/event-store';
+import { ReadStore, type ReadDocument } from '@lib/read-store';
+import { quoteDecider, type Quote } from '../domain/quote.decider';
+import { quoteStream, type QuoteEvent, type QuoteLineItem, type QuoteTerms, type QuoteTotals } from '../domain/quote.events';
+import { QUOTE_VERSIONS, QUOTES, quotesProjection, type QuoteDocument, type QuoteVersionDocument } from '../projections/quotes.projection';
+
+/** What caused a quote event, in the words of the API. */
+const TRIGGERS: Record<QuoteEvent['type'], string> = {
+  'quote.v1.created': 'create',
+  'quote.v1.termsChanged': 'terms change',
+  'quote.v2.lineItemsReplaced': 'line-item replace',
+  'quote.v1.revised': 'revise',
+  'quote.v1.externalRefChanged': 'external reference change',
+  'quote.v1.sent': 'send',
+  'quote.v1.viewed': 'view',
+  'quote.v1.accepted': 'accept',
+  'quote.v1.rejected': 'reject',
+  'quote.v1.expiringSoonNoticed': 'expiring-soon notice',
+  'quote.v1.expired': 'expire',
+};
+
+/** One event of the quote's stream and the state it led to. */
+export interface QuoteAuditStep {
+  revision: number;
+  position: number;
+  /** when it happened (the command's time) */
+  at: number;
+  type: string;
+  trigger: string;
+  actor: string | null;
+  version: number;
+  status: string;
+  /** the history entry (GET /versions) the state belongs to */
+  historySeq: number;
+  changeDescription: string | null;
+  changedTerms: Partial<QuoteTerms> | null;
+  /** the line items, when the event set them */
+  lineItems: QuoteLineItem[] | null;
+  totals: QuoteTotals;
+}
+
+export interface QuoteAudit {
+  quoteId: string;
+  steps: QuoteAuditStep[];
+  /** one line per difference between the replay and what is stored; empty when they agree */
+  mismatches: string[];
+}
+
+/** A projection context over memory: the quote's documents as a replay of its stream alone builds them. */
+function memoryContext(documents: Map<string, ReadDocument>): ProjectionContext {
+  return {
+    get: async <T extends ReadDocument>(collection: string, id: string) => (documents.get(`${collection}/${id}`) as T | undefined) ?? null,
+    put: (collection, document) => void documents.set(`${collection}/${document.id}`, document),
+  };
+}
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/** Field by field, so a mismatch names what differs. */
+function compare(what: string, expected: ReadDocument | null, stored: ReadDocument | null, mismatches: string[]): void {
+  if (!expected || !stored) {
+    if (expected !== stored) mismatches.push(`${what}: replay has ${expected ? 'it' : 'nothing'}, the store has ${stored ? 'it' : 'nothing'}`);
+    return;
+  }
+  const actual = withoutBookkeeping(stored);
+  for (const field of new Set([...Object.keys(expected), ...Object.keys(actual)])) {
+    if (!isDeepStrictEqual(expected[field], actual[field])) {
+      mismatches.push(`${what}.${field}: replay ${describe(expected[field])}, stored ${describe(actual[field])}`);
+    }
+  }
+}
+
+/** The aggregate (the decider's fold) and the read model must tell the same story. */
+function compareAggregate(quote: Quote, document: QuoteDocument, mismatches: string[]): void {
+  const fromAggregate = {
+    version: quote.version,
+    status: quote.status,
+    ...quote.terms,
+    lineItems: quote.lineItems,
+    ...quote.totals,
+    externalRef: quote.externalRef,
+    validUntil: quote.validUntil,
+  };
+  for (const [field, value] of Object.entries(fromAggregate)) {
+    const stored = (document as unknown as Record<string, unknown>)[field];
+    if (!isDeepStrictEqual(value, stored)) mismatches.push(`aggregate.${field}: decider ${describe(value)}, read model ${describe(stored)}`);
+  }
+}
+
+/**
+ * Replays a quote's stream — through the upcasters, the quotes projection and the decider — and
+ * compares the result with the stored read model: the quote document and every version-history
+ * entry (the snapshots GET /quotes/{id}/versions serves). Returns each step with what triggered
+ * it and every difference found; null when the quote has no events.
+ */
+export async function auditQuote(events: EventStore, reads: ReadStore, quoteId: string): Promise<QuoteAudit | null> {
+  const stream = await events.readStream(quoteStream(quoteId));
+  if (stream.length === 0) return null;
+  const documents = new Map<string, ReadDocument>();
+  const context = memoryContext(documents);
+  const steps: QuoteAuditStep[] = [];
+  let aggregate = quoteDecider.initialState();
+  for (const recorded of stream) {
+    const upcasted: RecordedEvent = upcast(recorded);
+    const event = upcasted as unknown as QuoteEvent;
+    await quotesProjection.handle(upcasted, context);
+    aggregate = quoteDecider.evolve(aggregate, event);
+    const quote = documents.get(`quotes/${quoteId}`) as QuoteDocument;
+    const data = event.data as Partial<{ changes: Partial<QuoteTerms>; lineItems: QuoteLineItem[]; changeDescription: string }>;
+    steps.push({
+      revision: recorded.revision,
+      position: recorded.position,
+      at: event.data.at,
+      type: recorded.type,
+      trigger: event.type === 'quote.v1.sent' && event.data.resend ? 'resend' : (TRIGGERS[event.type] ?? recorded.type),
+      actor: typeof recorded.metadata.actor === 'string' ? recorded.metadata.actor : null,
+      version: quote.version,
+      status: quote.status,
+      historySeq: quote.historySeq,
+      changeDescription: data.changeDescription ?? null,
+      changedTerms: data.changes && Object.keys(data.changes).length > 0 ? data.changes : null,
+      lineItems: data.lineItems ?? null,
+      totals: { subtotal: quote.subtotal, taxAmount: quote.taxAmount, total: quote.total },
+    });
+  }
+
+  const mismatches: string[] = [];
+  const expectedQuote = documents.get(`quotes/${quoteId}`) as QuoteDocument;
+  const storedQuote = await reads.get<QuoteDocument>(QUOTES, quoteId);
+  compare('quote', expectedQuote, storedQuote, mismatches);
+  if (aggregate && storedQuote) compareAggregate(aggregate, storedQuote, mismatches);
+
+  const expectedVersions = [...documents.entries()].filter(([key]) => key.startsWith('quote_versions/')).map(([, doc]) => doc as QuoteVersionDocument);
+  const storedVersions: QuoteVersionDocument[] = [];
+  let after: unknown[] | undefined;
+  do {
+    const page = await reads.find<QuoteVersionDocument>(QUOTE_VERSIONS, {
+      filter: { quoteId },
+      sort: [{ field: 'seq', direction: 'desc' }, { field: 'id', direction: 'desc' }],
+      limit: 500,
+      after,
+    });
+    storedVersions.push(...page.items);
+    after = page.nextAfter ?? undefined;
+  } while (after);
+  const storedById = new Map(storedVersions.map((version) => [version.id, version]));
+  for (const expected of expectedVersions) {
+    compare(`version ${expected.seq}`, expected, storedById.get(expected.id) ?? null, mismatches);
+    storedById.delete(expected.id);
+  }
+  for (const extra of storedById.values()) mismatches.push(`version ${extra.seq}: stored, but the replay has no such version`);
+  return { quoteId, steps, mismatches };
+}
