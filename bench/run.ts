@@ -147,7 +147,10 @@ async function benchContactUpserts(): Promise<string[]> {
 
 async function main(): Promise<void> {
   const only = process.argv[2];
-  const lines = [`## Run of ${new Date().toISOString()} (embedded mode, Node ${process.version})`, ''];
+  // The product under test inherits this environment: MONGODB_URL / KAFKA_BROKERS / EVENTSTORE_URL switch it to the real engines.
+  const engines = ['EVENTSTORE_URL', 'MONGODB_URL', 'KAFKA_BROKERS'].filter((name) => process.env[name]).map((name) => `${name}=${process.env[name]}`);
+  const mode = engines.length > 0 ? `real engines: ${engines.join(', ')}` : 'embedded mode';
+  const lines = [`## Run of ${new Date().toISOString()} (${mode}, Node ${process.version})`, ''];
   if (!only || only === 'quotes') lines.push(...(await benchQuoteList()));
   if (!only || only === 'contacts') lines.push(...(await benchContactUpserts()));
   if (!only || only === 'pricing') lines.push(...(await (await import('./pricing-loop')).benchPricingLoop()));
