@@ -28,6 +28,13 @@ const CONFIGURATION = {
   outsideColorId: 'ral7016',
 };
 
+/** A valid configuration of the given width: the two parts share it. */
+function configuration(width: number) {
+  const left = Math.floor(width / 2);
+  const [c1, c2] = CONFIGURATION.components;
+  return { ...CONFIGURATION, width, components: [{ ...c1, width: left }, { ...c2, width: width - left }] };
+}
+
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
 /** Least-squares slope of y over x. */
@@ -77,7 +84,7 @@ async function run(): Promise<void> {
       case 0: {
         const session = await request('POST', `/storefront/v1/${slug}/sessions`, undefined, { templateId });
         if (!session) return;
-        await request('PUT', `/storefront/v1/sessions/${session.sessionId}/configuration`, session.customerToken, { ...CONFIGURATION, width: 1000 + (i % 400) });
+        await request('PUT', `/storefront/v1/sessions/${session.sessionId}/configuration`, session.customerToken, configuration(1000 + (i % 400)));
         const submitted = await request('POST', `/storefront/v1/sessions/${session.sessionId}/submit`, session.customerToken, { customer: { name: `Customer ${i}`, email: `s${i}@example.com` } });
         if (!submitted) return;
         const quote = await request('POST', `/api/v1/submissions/${submitted.submissionId}/quotes`, apiKey, {});
@@ -126,6 +133,8 @@ async function run(): Promise<void> {
   console.log(
     `| ${MINUTES} | ${requests} | ${errors} | ${(errorRate * 100).toFixed(3)} % | ${rss[0]?.toFixed(0)} / ${Math.min(...rss).toFixed(0)} / ${Math.max(...rss).toFixed(0)} / ${rss[rss.length - 1]?.toFixed(0)} | ${growth.toFixed(1)} MiB/h |`,
   );
+  const every5min = samples.filter((_, index) => index % 30 === 0).map(([hours, mib]) => `${Math.round(hours * 60)} min: ${mib.toFixed(0)} MiB`);
+  console.log(`\nRSS every 5 minutes: ${every5min.join(', ')}`);
   for (const sample of errorSamples) console.error(`error: ${sample}`);
   const passed = errorRate <= 0.001 && growth < MAX_GROWTH_MIB_PER_H;
   console.log(passed ? 'PASS' : `FAIL (limits: error rate ≤ 0.1 %, growth < ${MAX_GROWTH_MIB_PER_H} MiB/h)`);
