@@ -17,7 +17,17 @@ describe('loadConfig', () => {
       rateLimitIpPerMin: 60,
       rateLimitKeyPerMin: 120,
       rateLimitCapabilityPerMin: 120,
+      logLevel: 'info',
+      readyMaxProjectionLag: 1000,
+      opsPort: undefined,
+      shutdownTimeoutMs: 10_000,
     });
+  });
+
+  it('reads the observability settings', () => {
+    const config = loadConfig({ LOG_LEVEL: 'Debug', READY_MAX_PROJECTION_LAG: '5', OPS_PORT: '9000', SHUTDOWN_TIMEOUT_MS: '2500' });
+    expect(config).toMatchObject({ logLevel: 'debug', readyMaxProjectionLag: 5, opsPort: 9000, shutdownTimeoutMs: 2500 });
+    expect(loadConfig({ LOG_LEVEL: 'silent' }).logLevel).toBe('silent');
   });
 
   it('turns the demo seed off by default once a real engine is configured', () => {
@@ -33,6 +43,11 @@ describe('loadConfig', () => {
     ['PUBLIC_BASE_URL', 'ftp://example.com'],
     ['PRICING_TOKEN_SECRET', 'too-short'],
     ['RATE_LIMIT_KEY_PER_MIN', '-1'],
+    ['LOG_LEVEL', 'verbose'],
+    ['READY_MAX_PROJECTION_LAG', 'many'],
+    ['OPS_PORT', '0'],
+    ['OPS_PORT', '65536'],
+    ['SHUTDOWN_TIMEOUT_MS', '10s'],
   ])('refuses %s=%s with an error naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
