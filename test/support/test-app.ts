@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { Logger } from 'pino';
 import { CommandBus } from '@nestjs/cqrs';
 import { createGatewayApp } from '../../apps/api-gateway/src/create-gateway';
 import { CreateApiKey, CreateOrganization, UpdateOrganization, type CreatedApiKey, type OrganizationSettingsPatch, type Plan } from '@lib/organizations';
@@ -36,7 +37,8 @@ export class TestApp {
     private readonly ownsDir: boolean,
   ) {}
 
-  static async start(env: Record<string, string> = {}, dataDir?: string): Promise<TestApp> {
+  /** Logs are off (LOG_LEVEL=silent) unless `env` sets a level; `logger` receives them instead of stdout. */
+  static async start(env: Record<string, string> = {}, dataDir?: string, logger?: Logger): Promise<TestApp> {
     const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'quoting-test-'));
     const config = loadConfig({
       DATA_DIR: dir,
@@ -46,9 +48,10 @@ export class TestApp {
       RATE_LIMIT_KEY_PER_MIN: '0',
       RATE_LIMIT_CAPABILITY_PER_MIN: '0',
       PUBLIC_BASE_URL: 'http://localhost:3000',
+      LOG_LEVEL: 'silent',
       ...env,
     });
-    const app = await createGatewayApp(config, { withWorkers: true }, false);
+    const app = await createGatewayApp(config, { withWorkers: true }, logger);
     return new TestApp(app, config, dir, dataDir === undefined);
   }
 

@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DomainModule } from '@lib/bootstrap';
+import { ObservabilityModule } from '@lib/observability';
 import { ConfigModule, RuntimeModule } from '@lib/runtime';
 import type { AppConfig } from '@lib/shared';
 import { OutboxModule } from '../../outbox/src/outbox.module';
@@ -20,6 +21,7 @@ export class GatewayModule {
       imports: [
         ConfigModule.forRoot(config),
         RuntimeModule,
+        ObservabilityModule.forRoot({ projectionsMustBeCurrent: true }),
         DomainModule,
         ...(options.withWorkers ? [ProjectorModule, OutboxModule] : []),
       ],
