@@ -1,5 +1,5 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
 import { ReadYourWrites } from '@lib/event-sourcing';
 import { Metrics } from '@lib/observability';
 import { Clock, NotFound } from '@lib/shared';
@@ -116,7 +116,7 @@ export class SessionEventStreams implements OnModuleDestroy {
     private readonly reader: SessionReader,
     private readonly readYourWrites: ReadYourWrites,
     private readonly clock: Clock,
-    @Optional() private readonly metrics: Metrics | null = null,
+    @Optional() @Inject(Metrics) private readonly metrics: Metrics | null = null,
   ) {}
 
   /** Serves the stream on a response the caller has taken over from the framework; never throws. */

@@ -61,7 +61,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(WEBHOOK_DISPATCH_SETTINGS) private readonly settings: WebhookDispatchSettings,
-    @Optional() private readonly metrics: Metrics | null = null,
+    @Optional() @Inject(Metrics) private readonly metrics: Metrics | null = null,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
