@@ -105,8 +105,4 @@ export function registerRequestLogging(fastify: FastifyInstance, root: Logger): 
     httpLogger(request.raw, reply.raw);
     storage.run(new Store(request.raw.log), done);
   });
-  // The body is read in the socket's async context: enter the request's again before the handler.
-  fastify.addHook('preHandler', (request, _reply, done) => {
-    storage.run(new Store(request.raw.log), done);
-  });
 }
