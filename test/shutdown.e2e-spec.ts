@@ -43,7 +43,7 @@ describe('graceful shutdown on SIGTERM', () => {
       headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
-    return { status: res.status, body: await res.json() };
+    return { status: res.status, body: (await res.json()) as any };
   }
 
   /** A request whose body arrives in two parts; resolves with its status once answered. */
