@@ -6,6 +6,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { EventStore } from '@lib/event-store';
 import { createLogger } from '@lib/observability';
 import { loadConfig } from '@lib/shared';
+import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
 import { createGatewayApp } from '../apps/api-gateway/src/create-gateway';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
@@ -42,19 +43,17 @@ describe('observability over HTTP', () => {
 
   beforeAll(async () => {
     receiver = await WebhookReceiver.start();
-    app = await TestApp.start({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', RATE_LIMIT_IP_PER_MIN: '2' }, undefined, createLogger({ level: 'info', name: 'test', destination: logs }));
+    app = await TestApp.start({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, undefined, createLogger({ level: 'info', name: 'test', destination: logs }));
   });
   afterAll(async () => {
     await app.close();
     await receiver.close();
   });
 
-  it('/healthz answers 200 while the process runs, without credentials and without rate limit', async () => {
-    for (let i = 0; i < 4; i++) {
-      const res = await app.request('GET', '/healthz');
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: 'ok' });
-    }
+  it('/healthz answers 200 while the process runs, without credentials', async () => {
+    const res = await app.request('GET', '/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
   });
 
   it('/readyz reports each dependency and answers 200 when all are fine', async () => {
@@ -103,6 +102,50 @@ describe('observability over HTTP', () => {
     expect(text).not.toContain(org.apiKey);
   });
 
+  it('measures the live pricing loop, from the configuration change to the partner and from the partner to the customer', async () => {
+    const org = await app.createOrganization({ settings: { webhookUrl: receiver.url('/pricing'), externalPricingEnabled: true } });
+    await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
+    const template = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/templates`, { token: ADMIN_TOKEN, body: exampleTemplateBody() });
+    expect(template.status).toBe(201);
+    const started = await app.request('POST', `/storefront/v1/${org.slug}/sessions`, { body: { templateId: template.body.id } });
+    const { sessionId, customerToken } = started.body;
+
+    // The customer watches the session over a real socket (SSE), the token in the query as EventSource sends it.
+    await app.app.listen(0, '127.0.0.1');
+    const address = await app.app.getUrl();
+    const stream = await fetch(`${address}/storefront/v1/sessions/${sessionId}/stream?token=${customerToken}`);
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let seen = '';
+    const readUntil = async (text: string) => {
+      while (!seen.includes(text)) seen += new TextDecoder().decode((await reader.read()).value);
+    };
+    await readUntil('event: session');
+
+    const configured = await app.request('PUT', `/storefront/v1/sessions/${sessionId}/configuration`, { token: customerToken, body: exampleConfigurationInput() });
+    expect(configured.status).toBe(200);
+    const [pricing] = await receiver.waitFor((r) => r.path === '/pricing' && r.body?.event === 'pricing.calculated');
+    const callback = new URL(pricing.body.data.callback.url);
+    const lineItems = configured.body.basePricing.lineItems.map((item: { unitPrice: number }) => ({ ...item, unitPrice: item.unitPrice + 10 }));
+    const put = await app.request('PUT', callback.pathname, { body: { configHash: configured.body.configHash, lineItems } });
+    expect(put.status).toBe(200);
+    await readUntil('"source":"external"');
+    await reader.cancel();
+
+    const text = await waitFor(
+      async () => (await app.request('GET', '/metrics')).body as string,
+      (t) => /pricing_loop_latency_seconds_count\{stage="calculated_delivered"\} 1/.test(t) && /pricing_loop_latency_seconds_count\{stage="adjustment_pushed"\} 1/.test(t),
+    );
+    expect(text).toMatch(/webhook_delivery_outcomes_total\{target="pricing",outcome="delivered"\} 1/);
+    // Neither the customer token nor the capability token reached a log line.
+    const capabilityToken = callback.pathname.split('/')[4];
+    expect(capabilityToken.length).toBeGreaterThan(20);
+    expect(logs.all).not.toContain(customerToken);
+    expect(logs.all).not.toContain(capabilityToken);
+    const streamLine = `/storefront/v1/sessions/${sessionId}/stream?token=[redacted]`;
+    await waitFor(async () => logs.lines.filter((l) => l.msg === 'request completed').map((l) => l.req.url), (urls) => urls.includes(streamLine));
+  });
+
   it('never logs API keys, the admin token, signing secrets or capability tokens', async () => {
     const org = await app.createOrganization();
     const secret = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
@@ -130,15 +173,30 @@ describe('observability over HTTP', () => {
     );
   });
 
-  it('keeps every line JSON with a level and time, and answers rate-limited requests with their id too', async () => {
-    const limited = [];
-    for (let i = 0; i < 3; i++) limited.push(await app.request('GET', '/storefront/v1/nosuchorg'));
-    const refused = limited.find((r) => r.status === 429)!;
-    expect(refused).toBeDefined();
-    expect(logs.lines.find((l) => l.requestId === refused.headers['x-request-id'])).toMatchObject({ res: { statusCode: 429 } });
+  it('keeps every line JSON with a level and time', async () => {
+    expect(logs.lines.length).toBeGreaterThan(10);
     for (const line of logs.lines) {
       expect(typeof line.level).toBe('string');
       expect(Date.parse(line.time)).not.toBeNaN();
+    }
+  });
+});
+
+describe('operations endpoints and rate limits', () => {
+  it('never limits /healthz, /readyz and /metrics, and logs a refused request under its id', async () => {
+    const logs = new CapturedLogs();
+    const app = await TestApp.start({ RATE_LIMIT_IP_PER_MIN: '2' }, undefined, createLogger({ level: 'info', name: 'test', destination: logs }));
+    try {
+      for (let i = 0; i < 4; i++) {
+        for (const path of ['/healthz', '/readyz', '/metrics']) expect((await app.request('GET', path)).status).toBe(200);
+      }
+      const limited = [];
+      for (let i = 0; i < 3; i++) limited.push(await app.request('GET', '/storefront/v1/nosuchorg'));
+      const refused = limited.find((r) => r.status === 429)!;
+      expect(refused).toBeDefined();
+      expect(logs.lines.find((l) => l.requestId === refused.headers['x-request-id'])).toMatchObject({ res: { statusCode: 429 } });
+    } finally {
+      await app.close();
     }
   });
 });

@@ -43,4 +43,16 @@ describe('request logging', () => {
     expect(lines.find((l) => l.msg === 'request completed')).toMatchObject({ requestId: 'req-42', req: { method: 'POST', url: '/things' }, res: { statusCode: 200 } });
     expect(lines.find((l) => l.msg === 'outside any request')?.requestId).toBeUndefined();
   });
+
+  it('censors secret fields of logged objects and secrets quoted in error messages', () => {
+    const written: string[] = [];
+    const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });
+    const root = createLogger({ level: 'info', name: 'test', destination });
+    root.info({ token: 'tok-1', apiKey: 'qk_live_abc', headers: { authorization: 'Bearer secret-2' }, deliveryId: 'evt_1' }, 'sent');
+    root.error({ err: new Error('POST https://partner.example/api/v1/configuration-sessions/pct_SECRET3/adjustments failed') }, 'failed');
+    const [sent, failed] = written.map((line) => JSON.parse(line));
+    expect(sent).toMatchObject({ token: '[redacted]', apiKey: '[redacted]', headers: { authorization: '[redacted]' }, deliveryId: 'evt_1' });
+    expect(failed.err.message).toBe('POST https://partner.example/api/v1/configuration-sessions/[redacted]/adjustments failed');
+    expect(written.join('')).not.toContain('SECRET3');
+  });
 });

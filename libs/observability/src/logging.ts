@@ -1,10 +1,8 @@
-import type { IncomingMessage } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger as NestPinoLogger, PinoLogger } from 'nestjs-pino';
-import { Store, storage } from 'nestjs-pino/storage';
+import { storage, type Store } from 'nestjs-pino/storage';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import { redactText, redactUrl } from './redaction';
 import { REQUEST_ID_HEADER } from './request-id';
 
@@ -14,21 +12,25 @@ const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 /** Nest's own start-up chatter (one line per module and route) is debug detail, not info. */
 const FRAMEWORK_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'NestApplicationContext']);
 
-/** Structured fields whose value is a secret, wherever they appear in a logged object. */
+/**
+ * Structured fields whose value is a secret. Explicit paths only: wildcard paths make pino walk
+ * every logged object, which measurably slowed each request line (docs/decisions/observability.md).
+ */
 const SECRET_FIELDS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
+  'authorization',
+  'cookie',
   'headers.authorization',
   'headers.cookie',
-  '*.authorization',
-  '*.apiKey',
-  '*.key',
-  '*.token',
-  '*.adminToken',
-  '*.secret',
-  '*.signingSecret',
-  '*.customerToken',
-  '*.password',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'apiKey',
+  'key',
+  'token',
+  'adminToken',
+  'secret',
+  'signingSecret',
+  'customerToken',
+  'password',
 ];
 
 const errorSerializer = (error: unknown) => {
@@ -79,30 +81,35 @@ export function createNestLogger(root: Logger): LoggerService {
 }
 
 /**
- * Per-request logging on Fastify (pino-http), registered before any other hook so that requests
- * refused early (401, 415, 429) are logged and answered with their id too. The request id is
- * Fastify's `request.id` (see requestIdFrom), echoed as X-Request-Id; every log line written while
- * the request is handled carries it as `requestId`.
+ * Per-request logging on Fastify, registered before any other hook so that requests refused early
+ * (401, 415, 429) are logged and answered with their id too. The request id is Fastify's
+ * `request.id` (see requestIdFrom), echoed as X-Request-Id. Every log line written while the
+ * request is handled carries it as `requestId` (the request's logger sits in nestjs-pino's async
+ * context, created only when something logs); one `request completed` line follows the response.
+ * This is what pino-http does, written as two Fastify hooks at half its per-request cost
+ * (docs/decisions/observability.md).
  */
 export function registerRequestLogging(fastify: FastifyInstance, root: Logger): void {
-  const httpLogger = pinoHttp({
-    logger: root,
-    genReqId: (req: IncomingMessage) => req.id,
-    quietReqLogger: true,
-    customAttributeKeys: { reqId: 'requestId', responseTime: 'durationMs' },
-    autoLogging: { ignore: (req) => QUIET_PATHS.has((req.url ?? '').split('?')[0]) },
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-    customSuccessMessage: () => 'request completed',
-    customErrorMessage: () => 'request failed',
-    serializers: {
-      req: (req: { method: string; url: string }) => ({ method: req.method, url: redactUrl(req.url) }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-  });
   fastify.addHook('onRequest', (request, reply, done) => {
-    request.raw.id = request.id;
     reply.header(REQUEST_ID_HEADER, request.id);
-    httpLogger(request.raw, reply.raw);
-    storage.run(new Store(request.raw.log), done);
+    let logger: Logger | undefined;
+    const context = {
+      get logger(): Logger {
+        return (logger ??= root.child({ requestId: request.id }));
+      },
+      set logger(value: Logger) {
+        logger = value;
+      },
+    };
+    // On the socket's close rather than in onResponse: hijacked responses (SSE streams) are logged too.
+    if (!QUIET_PATHS.has(request.url.split('?', 1)[0])) reply.raw.once('close', () => logCompleted(root, request, reply));
+    storage.run(context as Store, done);
   });
+}
+
+function logCompleted(root: Logger, request: FastifyRequest, reply: FastifyReply): void {
+  const statusCode = reply.raw.statusCode;
+  const fields = { requestId: request.id, req: { method: request.method, url: redactUrl(request.url) }, res: { statusCode }, durationMs: Math.round(reply.elapsedTime * 10) / 10 };
+  if (statusCode >= 500) root.error(fields, 'request completed');
+  else root.info(fields, 'request completed');
 }
