@@ -48,9 +48,17 @@ export async function freePort(): Promise<number> {
 export async function startProduct(env: Record<string, string>): Promise<ProductProcess> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const main = join(ROOT, 'apps/api-gateway/src/main.ts');
+  return startFromSources('apps/api-gateway/src/main.ts', { PORT: String(port), PUBLIC_BASE_URL: baseUrl, ...env }, baseUrl);
+}
+
+/**
+ * Runs one of the apps' main files from the sources and resolves once `${baseUrl}/readyz` answers
+ * 200 (the gateway's port, or OPS_PORT of a standalone projector or outbox).
+ */
+export async function startFromSources(mainFile: string, env: Record<string, string>, baseUrl: string): Promise<ProductProcess> {
+  const main = join(ROOT, mainFile);
   const child = spawn(process.execPath, ['-e', `${REQUIRE_TYPESCRIPT}\nrequire(${JSON.stringify(main)});`], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: baseUrl, SEED_DEMO: 'false', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', SEED_DEMO: 'false', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -60,7 +68,7 @@ export async function startProduct(env: Record<string, string>): Promise<Product
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the product exited with ${child.exitCode}: ${stderr}`);
+    if (child.exitCode !== null) throw new Error(`${mainFile} exited with ${child.exitCode}: ${stderr}`);
     try {
       if ((await fetch(`${baseUrl}/readyz`)).status === 200) break;
     } catch {
@@ -68,7 +76,7 @@ export async function startProduct(env: Record<string, string>): Promise<Product
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`the product did not start in 60 s: ${stderr}`);
+      throw new Error(`${mainFile} was not ready in 60 s: ${stderr}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
