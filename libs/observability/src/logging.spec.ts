@@ -55,4 +55,27 @@ describe('request logging', () => {
     expect(failed.err.message).toBe('POST https://partner.example/api/v1/configuration-sessions/[redacted]/adjustments failed');
     expect(written.join('')).not.toContain('SECRET3');
   });
+
+  it('writes no request lines above info, while other lines keep the request id', async () => {
+    const written: string[] = [];
+    const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });
+    const root = createLogger({ level: 'warn', name: 'test', destination });
+    Logger.overrideLogger(createNestLogger(root));
+    const fastify = Fastify({ genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']) });
+    registerRequestLogging(fastify, root);
+    fastify.get('/things', async () => {
+      new Logger('Handler').warn('something odd');
+      return { ok: true };
+    });
+    try {
+      const res = await fastify.inject({ method: 'GET', url: '/things', headers: { 'x-request-id': 'req-7' } });
+      expect(res.headers['x-request-id']).toBe('req-7');
+    } finally {
+      await fastify.close();
+      Logger.overrideLogger(false);
+    }
+    const lines = written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    expect(lines.map((l) => l.msg)).toEqual(['something odd']);
+    expect(lines[0].requestId).toBe('req-7');
+  });
 });

@@ -90,6 +90,9 @@ export function createNestLogger(root: Logger): LoggerService {
  * (docs/decisions/observability.md).
  */
 export function registerRequestLogging(fastify: FastifyInstance, root: Logger): void {
+  // Above `info` there are no request lines, and no per-request listener either (5xx errors are
+  // still logged by the error filter, with the request id).
+  const logRequests = root.isLevelEnabled('info');
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     let logger: Logger | undefined;
@@ -102,7 +105,7 @@ export function registerRequestLogging(fastify: FastifyInstance, root: Logger): 
       },
     };
     // On the socket's close rather than in onResponse: hijacked responses (SSE streams) are logged too.
-    if (!QUIET_PATHS.has(request.url.split('?', 1)[0])) reply.raw.once('close', () => logCompleted(root, request, reply));
+    if (logRequests && !QUIET_PATHS.has(request.url.split('?', 1)[0])) reply.raw.once('close', () => logCompleted(root, request, reply));
     storage.run(context as Store, done);
   });
 }
