@@ -60,7 +60,9 @@ export function createLogger(options: { level: string; name: string; destination
         },
       },
     },
-    options.destination ?? pino.destination({ dest: 1, sync: true }),
+    // Asynchronous: a slow reader of stdout never stalls the event loop, and lines written while a
+    // write is under way go out together. pino flushes what is left synchronously on exit.
+    options.destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }
 
