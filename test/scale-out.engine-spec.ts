@@ -44,13 +44,14 @@ describe('two gateways and a projector on one MongoDB database', () => {
     const config = loadConfig({
       DATA_DIR: dataDir,
       ADMIN_TOKEN,
+      LOG_LEVEL: 'silent',
       MONGODB_URL: withDatabase(url, database),
       RATE_LIMIT_IP_PER_MIN: '0',
       RATE_LIMIT_KEY_PER_MIN: '6',
       RATE_LIMIT_CAPABILITY_PER_MIN: '0',
     });
     projector = await NestFactory.createApplicationContext(ProjectorProcess.forRoot(config), { logger: false });
-    gateways = [await createGatewayApp(config, { withWorkers: false }, false), await createGatewayApp(config, { withWorkers: false }, false)];
+    gateways = [await createGatewayApp(config, { withWorkers: false }), await createGatewayApp(config, { withWorkers: false })];
     const commands = gateways[0].get(CommandBus);
     organizationId = await commands.execute<CreateOrganization, string>(
       new CreateOrganization({ name: 'Scale Out', slug: `scale-${Date.now()}`, locale: 'en', unitSystem: 'metric', currency: 'EUR', plan: 'pro' }),

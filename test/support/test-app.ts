@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { Logger } from 'pino';
 import { CommandBus } from '@nestjs/cqrs';
 import { createGatewayApp } from '../../apps/api-gateway/src/create-gateway';
 import { CreateApiKey, CreateOrganization, UpdateOrganization, type CreatedApiKey, type OrganizationSettingsPatch, type Plan } from '@lib/organizations';
@@ -63,7 +64,8 @@ export class TestApp {
     private readonly ownsDir: boolean,
   ) {}
 
-  static async start(env: Record<string, string> = {}, dataDir?: string): Promise<TestApp> {
+  /** Logs are off (LOG_LEVEL=silent) unless `env` sets a level; `logger` receives them instead of stdout. */
+  static async start(env: Record<string, string> = {}, dataDir?: string, logger?: Logger): Promise<TestApp> {
     const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'quoting-test-'));
     const config = loadConfig({
       DATA_DIR: dir,
@@ -73,10 +75,11 @@ export class TestApp {
       RATE_LIMIT_KEY_PER_MIN: '0',
       RATE_LIMIT_CAPABILITY_PER_MIN: '0',
       PUBLIC_BASE_URL: 'http://localhost:3000',
+      LOG_LEVEL: 'silent',
       ...engineEnv(dir),
       ...env,
     });
-    const app = await createGatewayApp(config, { withWorkers: true }, false);
+    const app = await createGatewayApp(config, { withWorkers: true }, logger);
     return new TestApp(app, config, dir, dataDir === undefined);
   }
 

@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DomainModule } from '@lib/bootstrap';
+import { ObservabilityModule } from '@lib/observability';
 import { ConfigModule, RuntimeModule } from '@lib/runtime';
 import type { AppConfig } from '@lib/shared';
 import { WebModule } from '@lib/web';
@@ -21,6 +22,7 @@ export class GatewayModule {
       imports: [
         ConfigModule.forRoot(config),
         RuntimeModule,
+        ObservabilityModule.forRoot({ projectionsMustBeCurrent: true }),
         DomainModule,
         WebModule,
         ...(options.withWorkers ? [ProjectorModule, OutboxModule] : []),

@@ -1,24 +1,37 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
 import { prepareRuntime } from '@lib/bootstrap';
+import { createLogger, stopOnSignals } from '@lib/observability';
+import { SessionEventStreams } from '@lib/sessions';
 import { createGatewayApp } from './create-gateway';
 import { seedDemo } from './seed-demo';
 
 async function main(): Promise<void> {
   const { config, generatedAdminToken } = prepareRuntime();
   const onlyGateway = process.argv.includes('--only-gateway');
-  const app = await createGatewayApp(config, { withWorkers: !onlyGateway });
+  const logger = createLogger({ level: config.logLevel, name: onlyGateway ? 'gateway' : 'gateway+projector+outbox' });
+  const app = await createGatewayApp(config, { withWorkers: !onlyGateway }, logger);
   await app.listen(config.port, config.host);
+  stopOnSignals(app, {
+    logger,
+    timeoutMs: config.shutdownTimeoutMs,
+    http: app.getHttpAdapter().getInstance(),
+    endLongLivedResponses: () => app.get(SessionEventStreams, { strict: false }).closeAll(),
+  });
+  logger.info({ api: `${config.publicBaseUrl}/api/v1`, host: config.host, port: config.port, workers: !onlyGateway }, 'listening');
+  // The first-run banner is for the person at the terminal, on stderr so stdout stays one JSON
+  // object per line; the admin token and demo keys appear here only, never in the JSON log.
   const lines = [
     `API:        ${config.publicBaseUrl}/api/v1   (OpenAPI: ${config.publicBaseUrl}/openapi.yaml)`,
     `Admin API:  ${config.publicBaseUrl}/admin/v1  token in ${join(config.dataDir, 'admin-token')}`,
+    `Monitoring: ${config.publicBaseUrl}/healthz  /readyz  /metrics`,
   ];
   if (generatedAdminToken) lines.push(`Admin token (generated, shown once): ${config.adminToken}`);
   if (config.seedDemo) {
     const demo = await seedDemo(app, config);
     if (demo) lines.push(...demo);
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  process.stderr.write(`${lines.join('\n')}\n`);
 }
 
 main().catch((error) => {

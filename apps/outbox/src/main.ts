@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { DomainModule, prepareRuntime } from '@lib/bootstrap';
+import { ObservabilityModule, runWorkerProcess } from '@lib/observability';
 import { ConfigModule, RuntimeModule } from '@lib/runtime';
 import type { AppConfig } from '@lib/shared';
 import { OutboxModule } from './outbox.module';
@@ -9,14 +9,13 @@ import { OutboxModule } from './outbox.module';
 @Module({})
 class OutboxApp {
   static forRoot(config: AppConfig): DynamicModule {
-    return { module: OutboxApp, imports: [ConfigModule.forRoot(config), RuntimeModule, DomainModule, OutboxModule] };
+    return { module: OutboxApp, imports: [ConfigModule.forRoot(config), RuntimeModule, ObservabilityModule.forRoot({ projectionsMustBeCurrent: false }), DomainModule, OutboxModule] };
   }
 }
 
 async function main(): Promise<void> {
   const { config } = prepareRuntime();
-  const app = await NestFactory.createApplicationContext(OutboxApp.forRoot(config), { abortOnError: false });
-  app.enableShutdownHooks();
+  await runWorkerProcess('outbox', config, OutboxApp.forRoot(config));
 }
 
 main().catch((error) => {

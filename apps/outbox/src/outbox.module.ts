@@ -2,10 +2,11 @@ import { Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@
 import { matches } from '@lib/event-sourcing';
 import { EventStore, type RecordedEvent, type Subscription } from '@lib/event-store';
 import { MessageBus, type Consumer } from '@lib/message-bus';
+import { Metrics, Readiness } from '@lib/observability';
 import { ReadStore } from '@lib/read-store';
 import { QuoteDocumentsWorkerModule, QuoteExpiryModule } from '@lib/quotes';
 import { ReactorRegistry } from '@lib/runtime';
-import { WebhookDispatchModule } from '@lib/webhooks';
+import { DELIVERIES, WebhookDispatchModule } from '@lib/webhooks';
 
 export const DOMAIN_EVENTS_TOPIC = 'domain-events';
 const RELAY_CHECKPOINT = 'relay:domain-events';
@@ -22,21 +23,37 @@ export class OutboxModule implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly logger = new Logger('Outbox');
   private relay: Subscription | null = null;
   private consumer: Consumer | null = null;
+  /** why the last publish to the bus failed; null once one succeeds (readiness) */
+  private busFailure: string | null = null;
 
   constructor(
     private readonly events: EventStore,
     private readonly bus: MessageBus,
     private readonly reads: ReadStore,
     private readonly reactors: ReactorRegistry,
+    private readonly metrics: Metrics,
+    private readonly readiness: Readiness,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    this.metrics.readDeliveryDepthFrom(async () => ({
+      pending: await this.reads.count(DELIVERIES, { status: 'pending' }),
+      processing: await this.reads.count(DELIVERIES, { status: 'processing' }),
+    }));
+    // The relay is what needs the bus: it is reachable while the relay's publishes succeed.
+    this.readiness.register('messageBus', async () => (this.busFailure ? `publishing to the bus failed: ${this.busFailure}` : null));
     const after = (await this.reads.getCheckpoint(RELAY_CHECKPOINT)) ?? 0;
     this.relay = this.events.subscribeToAll({
       after,
       // A page of the log at a time: one publish and one checkpoint for all of its events.
       handleBatch: async (events) => {
-        await this.bus.publish(DOMAIN_EVENTS_TOPIC, events.map((event) => ({ key: event.streamId, value: JSON.stringify(event) })));
+        try {
+          await this.bus.publish(DOMAIN_EVENTS_TOPIC, events.map((event) => ({ key: event.streamId, value: JSON.stringify(event) })));
+          this.busFailure = null;
+        } catch (error) {
+          this.busFailure = error instanceof Error ? error.message : String(error);
+          throw error;
+        }
         await this.reads.saveCheckpoint(RELAY_CHECKPOINT, events[events.length - 1].position);
       },
       onError: (error) => this.logger.error(`relay failed; retrying: ${String(error)}`),

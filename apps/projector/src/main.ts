@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { DomainModule, prepareRuntime } from '@lib/bootstrap';
+import { ObservabilityModule, runWorkerProcess } from '@lib/observability';
 import { ConfigModule, RuntimeModule } from '@lib/runtime';
 import type { AppConfig } from '@lib/shared';
 import { ProjectorModule } from './projector.module';
@@ -9,14 +9,13 @@ import { ProjectorModule } from './projector.module';
 @Module({})
 class ProjectorApp {
   static forRoot(config: AppConfig): DynamicModule {
-    return { module: ProjectorApp, imports: [ConfigModule.forRoot(config), RuntimeModule, DomainModule, ProjectorModule] };
+    return { module: ProjectorApp, imports: [ConfigModule.forRoot(config), RuntimeModule, ObservabilityModule.forRoot({ projectionsMustBeCurrent: true }), DomainModule, ProjectorModule] };
   }
 }
 
 async function main(): Promise<void> {
   const { config } = prepareRuntime();
-  const app = await NestFactory.createApplicationContext(ProjectorApp.forRoot(config), { abortOnError: false });
-  app.enableShutdownHooks();
+  await runWorkerProcess('projector', config, ProjectorApp.forRoot(config));
 }
 
 main().catch((error) => {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -10,7 +11,8 @@ import { createValidationPipe } from './validation';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
-export function createHttpAdapter(): FastifyAdapter {
+/** `genReqId`: the id of each request (X-Request-Id), from the raw request. */
+export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) => string } = {}): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: process.env.TRUST_PROXY === 'true',
@@ -19,6 +21,7 @@ export function createHttpAdapter(): FastifyAdapter {
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
     logger: false,
+    genReqId: options.genReqId,
   });
 }
 

@@ -43,6 +43,9 @@ export interface RateLimits {
 /** Capability URLs: the live-pricing session endpoints and the customer's storefront links. */
 const CAPABILITY_PATH = /^\/(api\/v1\/configuration-sessions|storefront\/v1\/sessions|storefront\/v1\/quotes|q)\//;
 
+/** Health, readiness and metrics endpoints (outside the APIs, no credentials). */
+export const OPERATIONS_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
 /**
  * Resolves the caller once per request and applies the rate limits of api-v1 (Limits):
  * requests with a valid API key count against that key; capability URLs count per IP at their
@@ -58,6 +61,8 @@ export function registerRequestAuthentication(
 ): void {
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?', 1)[0];
+    // Probes and scrapes come often and from the platform, never from a client: not limited.
+    if (OPERATIONS_PATHS.has(path)) return;
     const token = bearerToken(request);
     request.caller = { kind: 'anonymous' };
     if (token && path.startsWith('/admin/') && resolver.isAdminToken(token)) {

@@ -7,3 +7,4 @@ export * from './application/session-reader';
 export * from './projections/sessions.projection';
 export * from './sessions.module';
 export * from './http/session.schemas';
+export * from './live/session-event-streams';

@@ -20,7 +20,17 @@ describe('loadConfig', () => {
       smtpUrl: undefined,
       mailFrom: 'Quotes <quotes@localhost>',
       fileLinkTtlMs: 300_000,
+      logLevel: 'info',
+      readyMaxProjectionLag: 1000,
+      opsPort: undefined,
+      shutdownTimeoutMs: 10_000,
     });
+  });
+
+  it('reads the observability settings', () => {
+    const config = loadConfig({ LOG_LEVEL: 'Debug', READY_MAX_PROJECTION_LAG: '5', OPS_PORT: '9000', SHUTDOWN_TIMEOUT_MS: '2500' });
+    expect(config).toMatchObject({ logLevel: 'debug', readyMaxProjectionLag: 5, opsPort: 9000, shutdownTimeoutMs: 2500 });
+    expect(loadConfig({ LOG_LEVEL: 'silent' }).logLevel).toBe('silent');
   });
 
   it('reads the mail and file-link settings', () => {
@@ -90,6 +100,11 @@ describe('loadConfig', () => {
     ['KAFKA_REPLICATION_FACTOR', 'three'],
     ['KAFKA_RETENTION_MS', '7d'],
     ['KAFKA_RETENTION_MS', '1000'],
+    ['LOG_LEVEL', 'verbose'],
+    ['READY_MAX_PROJECTION_LAG', 'many'],
+    ['OPS_PORT', '0'],
+    ['OPS_PORT', '65536'],
+    ['SHUTDOWN_TIMEOUT_MS', '10s'],
   ])('refuses %s=%s with an error naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

@@ -47,7 +47,18 @@ export interface AppConfig {
   fileLinkSecret: string | undefined;
   /** lifetime of a signed file link */
   fileLinkTtlMs: number;
+  /** pino level of the JSON logs; `silent` turns them off */
+  logLevel: LogLevel;
+  /** /readyz fails while a projection is more than this many events behind the head of the log */
+  readyMaxProjectionLag: number;
+  /** standalone projector and outbox serve /healthz, /readyz and /metrics on this port when set */
+  opsPort: number | undefined;
+  /** how long a SIGTERM waits for in-flight requests and deliveries before closing anyway */
+  shutdownTimeoutMs: number;
 }
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Bad configuration stops start-up with one line naming the variable. */
 export class ConfigError extends Error {
@@ -91,6 +102,13 @@ function secret(env: Env, name: string, minLength: number): string | undefined {
   const raw = optional(env, name);
   if (raw !== undefined && raw.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters`);
   return raw;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = optional(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
 }
 
 function optional(env: Env, name: string): string | undefined {
@@ -197,6 +215,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     pdfRetryScheduleMs: schedule(env, 'PDF_RETRY_SCHEDULE_MS', [0, 10_000, 60_000, 300_000, 900_000]),
     fileLinkSecret: secret(env, 'FILE_LINK_SECRET', 32),
     fileLinkTtlMs: integer(env, 'FILE_LINK_TTL_MS', 300_000, 1, 3_600_000),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    readyMaxProjectionLag: integer(env, 'READY_MAX_PROJECTION_LAG', 1000),
+    opsPort: optional(env, 'OPS_PORT') === undefined ? undefined : integer(env, 'OPS_PORT', 0, 1, 65535),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   };
 }
 

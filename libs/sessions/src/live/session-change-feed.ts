@@ -2,7 +2,13 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { EventStore, type Subscription } from '@lib/event-store';
 import { SESSION_STREAM } from '../domain/session.events';
 
-type Listener = (position: number) => void;
+/** What changed the session: the event's type and when it was stored (Unix ms). */
+export interface SessionChange {
+  type: string;
+  recordedAt: number;
+}
+
+type Listener = (position: number, change: SessionChange) => void;
 
 /**
  * Tells live views which sessions changed. One subscription to the event store's live log (session
@@ -18,7 +24,7 @@ export class SessionChangeFeed implements OnModuleDestroy {
 
   constructor(private readonly events: EventStore) {}
 
-  /** Calls `onChange` with the log position of each new event of the session until the returned function is called. */
+  /** Calls `onChange` with the log position (and type and time) of each new event of the session until the returned function is called. */
   async watch(sessionId: string, onChange: Listener): Promise<() => void> {
     await this.follow();
     const streamId = `${SESSION_STREAM}${sessionId}`;
@@ -37,7 +43,7 @@ export class SessionChangeFeed implements OnModuleDestroy {
         after,
         filter: { streamPrefixes: [SESSION_STREAM] },
         handler: async (event) => {
-          for (const listener of this.listeners.get(event.streamId) ?? []) listener(event.position);
+          for (const listener of this.listeners.get(event.streamId) ?? []) listener(event.position, { type: event.type, recordedAt: event.recordedAt });
         },
         onError: (error) => this.logger.error(`session change feed failed; resuming: ${String(error)}`),
       }),

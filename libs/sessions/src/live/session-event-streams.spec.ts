@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { ReadYourWrites } from '@lib/event-sourcing';
+import { Metrics } from '@lib/observability';
 import { ManualClock } from '@lib/shared';
 import type { SessionReader } from '../application/session-reader';
 import type { SessionChangeFeed } from './session-change-feed';
@@ -31,7 +32,7 @@ class FakeResponse extends EventEmitter {
 describe('session event streams', () => {
   let clock: ManualClock;
   let view: { session: Record<string, unknown>; changesAt: number | null };
-  let onChange: ((position: number) => void) | null;
+  let onChange: ((position: number, change?: { type: string; recordedAt: number }) => void) | null;
   let unwatched: number;
   let streams: SessionEventStreams;
   const settle = () => jest.advanceTimersByTimeAsync(0);
@@ -42,7 +43,7 @@ describe('session event streams', () => {
     view = { session: { status: 'active', pricing: { source: 'base' } }, changesAt: null };
     onChange = null;
     unwatched = 0;
-    const feed = { watch: async (_id: string, listener: (position: number) => void) => ((onChange = listener), () => unwatched++) };
+    const feed = { watch: async (_id: string, listener: (position: number, change?: { type: string; recordedAt: number }) => void) => ((onChange = listener), () => unwatched++) };
     const reader = { watchable: async () => structuredClone(view) };
     const readYourWrites = { waitFor: async () => undefined };
     streams = new SessionEventStreams(feed as unknown as SessionChangeFeed, reader as unknown as SessionReader, readYourWrites as unknown as ReadYourWrites, clock);
@@ -105,5 +106,23 @@ describe('session event streams', () => {
     streams.onModuleDestroy();
     expect([open1.writableEnded, open2.writableEnded]).toEqual([true, true]);
     expect(unwatched).toBe(3);
+  });
+
+  it('measures how long a partner adjustment took to reach the customer', async () => {
+    const metrics = new Metrics();
+    const feed = { watch: async (_id: string, listener: typeof onChange) => ((onChange = listener), () => unwatched++) };
+    const reader = { watchable: async () => structuredClone(view) };
+    streams = new SessionEventStreams(feed as unknown as SessionChangeFeed, reader as unknown as SessionReader, { waitFor: async () => undefined } as unknown as ReadYourWrites, clock, metrics);
+    await open();
+    view.session = { status: 'active', pricing: { source: 'configuration' } };
+    onChange!(7, { type: 'session.v1.configurationChanged', recordedAt: clock.now() - 50 });
+    await settle();
+    view.session = { status: 'active', pricing: { source: 'partner' } };
+    onChange!(8, { type: 'session.v1.adjustmentReceived', recordedAt: clock.now() - 120 });
+    await settle();
+
+    const histogram = (await metrics.pricingLoopLatency.get()).values;
+    expect(histogram.find((v) => v.metricName === 'pricing_loop_latency_seconds_count' && v.labels.stage === 'adjustment_pushed')?.value).toBe(1);
+    expect(histogram.find((v) => v.metricName === 'pricing_loop_latency_seconds_sum' && v.labels.stage === 'adjustment_pushed')?.value).toBeCloseTo(0.12);
   });
 });

@@ -1,9 +1,12 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
 import { ReadYourWrites } from '@lib/event-sourcing';
+import { Metrics } from '@lib/observability';
 import { Clock, NotFound } from '@lib/shared';
 import { SessionReader } from '../application/session-reader';
-import { SessionChangeFeed } from './session-change-feed';
+import { SessionChangeFeed, type SessionChange } from './session-change-feed';
+
+const ADJUSTMENT_RECEIVED = 'session.v1.adjustmentReceived';
 
 /** A comment line this often keeps proxies and browsers from closing an idle stream. */
 export const HEARTBEAT_MS = 15_000;
@@ -32,6 +35,7 @@ class SessionEventStream {
     private readonly readYourWrites: ReadYourWrites,
     private readonly clock: Clock,
     private readonly onClosed: () => void,
+    private readonly metrics: Metrics | null,
   ) {}
 
   async start(feed: SessionChangeFeed, headers: OutgoingHttpHeaders): Promise<void> {
@@ -46,7 +50,7 @@ class SessionEventStream {
     this.write('retry: 2000\n\n');
     try {
       // Watch first, then read: a change landing in between is pushed, never missed.
-      this.unwatch = await feed.watch(this.sessionId, (position) => this.refresh(position));
+      this.unwatch = await feed.watch(this.sessionId, (position, change) => this.refresh(position, change));
     } catch (error) {
       this.logger.error(`cannot follow session changes: ${String(error)}`);
       this.close();
@@ -58,14 +62,14 @@ class SessionEventStream {
   }
 
   /** `position`: the log position of the event that changed the session (0: nothing to wait for). */
-  private refresh(position: number): void {
-    this.pending = this.pending.then(() => this.push(position)).catch((error) => {
+  private refresh(position: number, change?: SessionChange): void {
+    this.pending = this.pending.then(() => this.push(position, change)).catch((error) => {
       if (error instanceof NotFound) return this.close();
       this.logger.warn(`could not push session ${this.sessionId}: ${String(error)}`);
     });
   }
 
-  private async push(position: number): Promise<void> {
+  private async push(position: number, change?: SessionChange): Promise<void> {
     if (this.closed) return;
     // The read model may be a moment behind the event; a lagging read side still pushes what it has.
     if (position > 0) await this.readYourWrites.waitFor(position).catch(() => undefined);
@@ -74,6 +78,8 @@ class SessionEventStream {
     if (json !== this.last) {
       this.last = json;
       this.write(`event: session\ndata: ${json}\n\n`);
+      // The live pricing loop's last leg: a partner's adjustment reaching the customer.
+      if (change?.type === ADJUSTMENT_RECEIVED) this.metrics?.pricingLoop('adjustment_pushed', this.clock.now() - change.recordedAt);
     }
     this.schedule(changesAt);
   }
@@ -110,16 +116,22 @@ export class SessionEventStreams implements OnModuleDestroy {
     private readonly reader: SessionReader,
     private readonly readYourWrites: ReadYourWrites,
     private readonly clock: Clock,
+    @Optional() @Inject(Metrics) private readonly metrics: Metrics | null = null,
   ) {}
 
   /** Serves the stream on a response the caller has taken over from the framework; never throws. */
   async serve(sessionId: string, response: ServerResponse, headers: OutgoingHttpHeaders): Promise<void> {
-    const stream: SessionEventStream = new SessionEventStream(sessionId, response, this.reader, this.readYourWrites, this.clock, () => this.open.delete(stream));
+    const stream: SessionEventStream = new SessionEventStream(sessionId, response, this.reader, this.readYourWrites, this.clock, () => this.open.delete(stream), this.metrics);
     this.open.add(stream);
     await stream.start(this.feed, headers);
   }
 
-  onModuleDestroy(): void {
+  /** Ends every open stream (at shutdown, before the server drains; clients reconnect after `retry`). */
+  closeAll(): void {
     for (const stream of [...this.open]) stream.close();
+  }
+
+  onModuleDestroy(): void {
+    this.closeAll();
   }
 }

@@ -1,4 +1,5 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { Metrics } from '@lib/observability';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
 import { afterAttempt, MAX_PAYLOAD_BYTES, type AttemptOutcome, type DeliveryRecord } from '../domain/delivery';
 import { liveSecrets, targetUrl } from '../domain/organization-profile';
@@ -60,6 +61,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(WEBHOOK_DISPATCH_SETTINGS) private readonly settings: WebhookDispatchSettings,
+    @Optional() @Inject(Metrics) private readonly metrics: Metrics | null = null,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -209,7 +211,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const schedule = record.fastPath ? this.config.pricingRetryScheduleMs : this.config.webhookRetryScheduleMs;
     const next = afterAttempt(record, outcome, this.clock.now(), schedule);
     const stored = await this.write(record, next);
+    if (stored) this.observe(record, stored);
     if (stored?.status === 'pending') this.wakeAt(stored.scheduledFor);
+  }
+
+  /** Delivery outcomes, and the live pricing loop from the configuration change to its delivery. */
+  private observe(attempted: DeliveryRecord, stored: DeliveryRecord): void {
+    if (!this.metrics) return;
+    this.metrics.deliveryAttempted(attempted.target, stored.status === 'delivered' ? 'delivered' : stored.status === 'failed' ? 'failed' : 'retry');
+    // Generation 1 only: a redelivery asked for later says nothing about the loop's speed.
+    if (stored.status === 'delivered' && attempted.type === 'pricing.calculated' && attempted.generation === 1) {
+      this.metrics.pricingLoop('calculated_delivered', (stored.deliveredAt ?? this.clock.now()) - Date.parse(attempted.payload.timestamp));
+    }
   }
 
   /** One attempt: the organization's URL and secrets as they are now, the finalized body, signed, sent. */

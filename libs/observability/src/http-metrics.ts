@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+import type { Metrics } from './metrics';
+
+/**
+ * Counts every answered request and its duration by route template (`/api/v1/quotes/:id`, never
+ * the URL, so no id or token becomes a label); requests that matched no route share one label.
+ */
+export function registerHttpMetrics(fastify: FastifyInstance, metrics: Metrics): void {
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const method = request.method;
+    metrics.httpRequests.inc({ method, route, status: reply.statusCode });
+    metrics.httpDuration.observe({ method, route }, reply.elapsedTime / 1000);
+    done();
+  });
+}

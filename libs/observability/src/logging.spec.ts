@@ -1,0 +1,81 @@
+import { request } from 'node:http';
+import { Writable } from 'node:stream';
+import { Logger } from '@nestjs/common';
+import Fastify from 'fastify';
+import { createLogger, createNestLogger, registerRequestLogging } from './logging';
+import { requestIdFrom } from './request-id';
+
+describe('request logging', () => {
+  it('gives every line written while a request is handled its request id, also after the body was read', async () => {
+    const written: string[] = [];
+    const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });
+    const root = createLogger({ level: 'info', name: 'test', destination });
+    Logger.overrideLogger(createNestLogger(root));
+    const fastify = Fastify({ genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']) });
+    registerRequestLogging(fastify, root);
+    const logger = new Logger('Handler');
+    fastify.post('/things', async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      logger.warn(`handling ${(request.body as { name: string }).name} with Bearer qk_live_secret0123456789`);
+      return { ok: true };
+    });
+    try {
+      // Over a real socket: the body arrives in socket events, outside the request's async context.
+      const address = await fastify.listen({ port: 0, host: '127.0.0.1' });
+      // The body comes in two parts, some time after the headers.
+      const status = await new Promise<string | string[] | undefined>((resolve, reject) => {
+        const req = request(`${address}/things`, { method: 'POST', headers: { 'x-request-id': 'req-42', 'content-type': 'application/json', 'content-length': 14 } }, (res) => {
+          res.resume();
+          resolve(res.headers['x-request-id']);
+        });
+        req.on('error', reject);
+        req.write('{"name":');
+        setTimeout(() => req.end('"box"}'), 50);
+      });
+      expect(status).toBe('req-42');
+      logger.log('outside any request');
+    } finally {
+      await fastify.close();
+      Logger.overrideLogger(false);
+    }
+    const lines = written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    expect(lines.find((l) => l.context === 'Handler')).toMatchObject({ level: 'warn', requestId: 'req-42', msg: 'handling box with Bearer [redacted]' });
+    expect(lines.find((l) => l.msg === 'request completed')).toMatchObject({ requestId: 'req-42', req: { method: 'POST', url: '/things' }, res: { statusCode: 200 } });
+    expect(lines.find((l) => l.msg === 'outside any request')?.requestId).toBeUndefined();
+  });
+
+  it('censors secret fields of logged objects and secrets quoted in error messages', () => {
+    const written: string[] = [];
+    const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });
+    const root = createLogger({ level: 'info', name: 'test', destination });
+    root.info({ token: 'tok-1', apiKey: 'qk_live_abc', headers: { authorization: 'Bearer secret-2' }, deliveryId: 'evt_1' }, 'sent');
+    root.error({ err: new Error('POST https://partner.example/api/v1/configuration-sessions/pct_SECRET3/adjustments failed') }, 'failed');
+    const [sent, failed] = written.map((line) => JSON.parse(line));
+    expect(sent).toMatchObject({ token: '[redacted]', apiKey: '[redacted]', headers: { authorization: '[redacted]' }, deliveryId: 'evt_1' });
+    expect(failed.err.message).toBe('POST https://partner.example/api/v1/configuration-sessions/[redacted]/adjustments failed');
+    expect(written.join('')).not.toContain('SECRET3');
+  });
+
+  it('writes no request lines above info, while other lines keep the request id', async () => {
+    const written: string[] = [];
+    const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });
+    const root = createLogger({ level: 'warn', name: 'test', destination });
+    Logger.overrideLogger(createNestLogger(root));
+    const fastify = Fastify({ genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']) });
+    registerRequestLogging(fastify, root);
+    fastify.get('/things', async () => {
+      new Logger('Handler').warn('something odd');
+      return { ok: true };
+    });
+    try {
+      const res = await fastify.inject({ method: 'GET', url: '/things', headers: { 'x-request-id': 'req-7' } });
+      expect(res.headers['x-request-id']).toBe('req-7');
+    } finally {
+      await fastify.close();
+      Logger.overrideLogger(false);
+    }
+    const lines = written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    expect(lines.map((l) => l.msg)).toEqual(['something odd']);
+    expect(lines[0].requestId).toBe('req-7');
+  });
+});

@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
+export type PricingLoopStage = 'calculated_delivered' | 'adjustment_pushed';
+
+/** Reads a gauge's current values at scrape time; an error leaves the gauge without samples. */
+type Source<T> = () => Promise<T>;
+
+/**
+ * The metrics of one process, in one prom-client registry of its own (default process metrics
+ * included). Gauges that describe stored state (projection lag, outbox depth) are read when
+ * scraped, never on the request path; counters and histograms are updated where things happen.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by route template (never the raw URL) and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to sending the response, by route template',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly deliveryOutcomes = new Counter({
+    name: 'webhook_delivery_outcomes_total',
+    help: 'Webhook delivery attempts by outcome: delivered, retry (will be attempted again) or failed (gave up)',
+    labelNames: ['target', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly pricingLoopLatency = new Histogram({
+    name: 'pricing_loop_latency_seconds',
+    help: 'Live pricing loop: configuration change to pricing.calculated delivered (calculated_delivered); partner adjustment to the session update pushed to the customer (adjustment_pushed)',
+    labelNames: ['stage'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  private projectionPositions: Source<{ head: number; checkpoints: Array<{ projection: string; position: number }> }> | null = null;
+  private deliveryDepth: Source<{ pending: number; processing: number }> | null = null;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    const metrics = this;
+    new Gauge({
+      name: 'projection_lag_events',
+      help: 'Events in the log a projection has not applied yet (head position minus its checkpoint)',
+      labelNames: ['projection'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const read = await metrics.projectionPositions?.().catch(() => null);
+        for (const { projection, position } of read?.checkpoints ?? []) this.set({ projection }, Math.max(read!.head - position, 0));
+      },
+    });
+    new Gauge({
+      name: 'outbox_deliveries',
+      help: 'Webhook deliveries waiting (pending) or being attempted (processing)',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const depth = await metrics.deliveryDepth?.().catch(() => null);
+        if (!depth) return;
+        this.set({ status: 'pending' }, depth.pending);
+        this.set({ status: 'processing' }, depth.processing);
+      },
+    });
+  }
+
+  /** Where projection lag is read from (the process that knows the projections). */
+  readProjectionPositionsFrom(source: Metrics['projectionPositions']): void {
+    this.projectionPositions = source;
+  }
+
+  /** Where outbox depth is read from (the delivery log). */
+  readDeliveryDepthFrom(source: Metrics['deliveryDepth']): void {
+    this.deliveryDepth = source;
+  }
+
+  deliveryAttempted(target: string, outcome: DeliveryOutcome): void {
+    this.deliveryOutcomes.inc({ target, outcome });
+  }
+
+  pricingLoop(stage: PricingLoopStage, milliseconds: number): void {
+    if (milliseconds >= 0) this.pricingLoopLatency.observe({ stage }, milliseconds / 1000);
+  }
+
+  /** The Prometheus text exposition. */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

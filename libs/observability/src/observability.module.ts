@@ -1,0 +1,70 @@
+import { DynamicModule, Global, Inject, Module, OnModuleInit } from '@nestjs/common';
+import { checkpointName } from '@lib/event-sourcing';
+import { EventStore } from '@lib/event-store';
+import { ReadStore } from '@lib/read-store';
+import { ProjectionRegistry } from '@lib/runtime';
+import { APP_CONFIG, type AppConfig } from '@lib/shared';
+import { Metrics } from './metrics';
+import { Readiness } from './readiness';
+
+const OBSERVABILITY_OPTIONS = Symbol('OBSERVABILITY_OPTIONS');
+
+export interface ObservabilityOptions {
+  /** the process depends on the projections being current (gateway, projector); the outbox does not */
+  projectionsMustBeCurrent: boolean;
+}
+
+/**
+ * Metrics and readiness of one process. The stores are probed everywhere; projection lag is a
+ * readiness condition where reads and read-your-writes depend on it. Other modules add what
+ * they know (the outbox: the bus and the delivery log) to Metrics and Readiness.
+ */
+@Global()
+@Module({})
+export class ObservabilityModule implements OnModuleInit {
+  static forRoot(options: ObservabilityOptions): DynamicModule {
+    return {
+      module: ObservabilityModule,
+      providers: [Metrics, Readiness, { provide: OBSERVABILITY_OPTIONS, useValue: options }],
+      exports: [Metrics, Readiness],
+    };
+  }
+
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly readiness: Readiness,
+    private readonly events: EventStore,
+    private readonly reads: ReadStore,
+    private readonly projections: ProjectionRegistry,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(OBSERVABILITY_OPTIONS) private readonly options: ObservabilityOptions,
+  ) {}
+
+  onModuleInit(): void {
+    this.metrics.readProjectionPositionsFrom(() => this.projectionPositions());
+    this.readiness.register('eventStore', async () => {
+      await this.events.headPosition();
+      return null;
+    });
+    this.readiness.register('readStore', async () => {
+      await this.reads.getCheckpoint('readiness-probe');
+      return null;
+    });
+    if (this.options.projectionsMustBeCurrent) this.readiness.register('projections', () => this.projectionLag());
+  }
+
+  private async projectionPositions() {
+    const head = await this.events.headPosition();
+    const checkpoints = await Promise.all(
+      this.projections.all().map(async (projection) => ({ projection: projection.name, position: (await this.reads.getCheckpoint(checkpointName(projection))) ?? 0 })),
+    );
+    return { head, checkpoints };
+  }
+
+  private async projectionLag(): Promise<string | null> {
+    const { head, checkpoints } = await this.projectionPositions();
+    const max = this.config.readyMaxProjectionLag;
+    const behind = checkpoints.filter(({ position }) => head - position > max).map(({ projection, position }) => `${projection} (${head - position} events)`);
+    return behind.length ? `more than ${max} events behind: ${behind.join(', ')}` : null;
+  }
+}

@@ -1,0 +1,240 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { EventStore } from '@lib/event-store';
+import { createLogger } from '@lib/observability';
+import { loadConfig } from '@lib/shared';
+import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
+import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
+import { createGatewayApp } from '../apps/api-gateway/src/create-gateway';
+import { ADMIN_TOKEN, TestApp } from './support/test-app';
+
+/** Every JSON line the product logs while a test runs. */
+class CapturedLogs extends Writable {
+  readonly text: string[] = [];
+  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
+    this.text.push(chunk.toString());
+    done();
+  }
+  get lines(): Array<Record<string, any>> {
+    return this.text.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  }
+  get all(): string {
+    return this.text.join('');
+  }
+}
+
+async function waitFor<T>(read: () => Promise<T>, until: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (until(value)) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('observability over HTTP', () => {
+  const logs = new CapturedLogs();
+  let app: TestApp;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+    app = await TestApp.start({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, undefined, createLogger({ level: 'info', name: 'test', destination: logs }));
+  });
+  afterAll(async () => {
+    await app.close();
+    await receiver.close();
+  });
+
+  it('/healthz answers 200 while the process runs, without credentials', async () => {
+    const res = await app.request('GET', '/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('/readyz reports each dependency and answers 200 when all are fine', async () => {
+    const res = await app.request('GET', '/readyz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      status: 'ready',
+      checks: { eventStore: { ok: true }, readStore: { ok: true }, projections: { ok: true }, messageBus: { ok: true } },
+    });
+  });
+
+  it('echoes an acceptable X-Request-Id, replaces an unacceptable one, and logs the request under that id', async () => {
+    const given = await app.request('GET', '/api/v1/quotes', { headers: { 'x-request-id': 'trace-abc.123' } });
+    expect(given.status).toBe(401);
+    expect(given.headers['x-request-id']).toBe('trace-abc.123');
+
+    const generated = await app.request('GET', '/healthz', { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+
+    const line = logs.lines.find((l) => l.requestId === 'trace-abc.123');
+    expect(line).toMatchObject({ level: 'info', msg: 'request completed', req: { method: 'GET', url: '/api/v1/quotes' }, res: { statusCode: 401 } });
+    expect(typeof line!.durationMs).toBe('number');
+  });
+
+  it('counts requests by route template and exposes the product metrics in Prometheus format', async () => {
+    const org = await app.createOrganization({ settings: { webhookUrl: receiver.url('/metrics-hook') } });
+    expect((await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN })).status).toBe(201);
+    for (let i = 0; i < 3; i++) expect((await app.request('GET', '/api/v1/quotes?limit=5', { token: org.apiKey })).status).toBe(200);
+    expect((await app.request('GET', '/api/v1/quotes/quo_doesnotexist', { token: org.apiKey })).status).toBe(404);
+    const lead = await app.request('POST', `/storefront/v1/${org.slug}/leads`, { body: { name: 'Jane', email: 'jane@example.com', message: 'Hello' } });
+    expect(lead.status).toBe(201);
+    await receiver.waitFor((r) => r.path === '/metrics-hook');
+
+    const scrape = async () => (await app.request('GET', '/metrics')).body as string;
+    const text = await waitFor(scrape, (t) => /webhook_delivery_outcomes_total\{target="webhook",outcome="delivered"\} 1/.test(t));
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/quotes",status="200"\} 3/);
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/quotes\/:quoteId",status="404"\} 1/);
+    expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/api\/v1\/quotes"\}/);
+    expect(text).toMatch(/projection_lag_events\{projection="quotes"\} \d+/);
+    expect(text).toMatch(/outbox_deliveries\{status="pending"\} \d+/);
+    expect(text).toMatch(/outbox_deliveries\{status="processing"\} \d+/);
+    expect(text).toContain('# TYPE pricing_loop_latency_seconds histogram');
+    expect(text).toContain('process_cpu_seconds_total');
+    // Labels hold templates, never ids or credentials.
+    expect(text).not.toContain('quo_doesnotexist');
+    expect(text).not.toContain(org.apiKey);
+  });
+
+  it('measures the live pricing loop, from the configuration change to the partner and from the partner to the customer', async () => {
+    const org = await app.createOrganization({ settings: { webhookUrl: receiver.url('/pricing'), externalPricingEnabled: true } });
+    await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
+    const template = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/templates`, { token: ADMIN_TOKEN, body: exampleTemplateBody() });
+    expect(template.status).toBe(201);
+    const started = await app.request('POST', `/storefront/v1/${org.slug}/sessions`, { body: { templateId: template.body.id } });
+    const { sessionId, customerToken } = started.body;
+
+    // The customer watches the session over a real socket (SSE), the token in the query as EventSource sends it.
+    await app.app.listen(0, '127.0.0.1');
+    const address = await app.app.getUrl();
+    const stream = await fetch(`${address}/storefront/v1/sessions/${sessionId}/stream?token=${customerToken}`);
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let seen = '';
+    const readUntil = async (text: string) => {
+      while (!seen.includes(text)) seen += new TextDecoder().decode((await reader.read()).value);
+    };
+    await readUntil('event: session');
+
+    const configured = await app.request('PUT', `/storefront/v1/sessions/${sessionId}/configuration`, { token: customerToken, body: exampleConfigurationInput() });
+    expect(configured.status).toBe(200);
+    const [pricing] = await receiver.waitFor((r) => r.path === '/pricing' && r.body?.event === 'pricing.calculated');
+    const callback = new URL(pricing.body.data.callback.url);
+    const lineItems = configured.body.basePricing.lineItems.map((item: { unitPrice: number }) => ({ ...item, unitPrice: item.unitPrice + 10 }));
+    const put = await app.request('PUT', callback.pathname, { body: { configHash: configured.body.configHash, lineItems } });
+    expect(put.status).toBe(200);
+    await readUntil('"source":"external"');
+    await reader.cancel();
+
+    const text = await waitFor(
+      async () => (await app.request('GET', '/metrics')).body as string,
+      (t) => /pricing_loop_latency_seconds_count\{stage="calculated_delivered"\} 1/.test(t) && /pricing_loop_latency_seconds_count\{stage="adjustment_pushed"\} 1/.test(t),
+    );
+    expect(text).toMatch(/webhook_delivery_outcomes_total\{target="pricing",outcome="delivered"\} 1/);
+    // Neither the customer token nor the capability token reached a log line.
+    const capabilityToken = callback.pathname.split('/')[4];
+    expect(capabilityToken.length).toBeGreaterThan(20);
+    expect(logs.all).not.toContain(customerToken);
+    expect(logs.all).not.toContain(capabilityToken);
+    const streamLine = `/storefront/v1/sessions/${sessionId}/stream?token=[redacted]`;
+    await waitFor(async () => logs.lines.filter((l) => l.msg === 'request completed').map((l) => l.req.url), (urls) => urls.includes(streamLine));
+  });
+
+  it('never logs API keys, the admin token, signing secrets or capability tokens', async () => {
+    const org = await app.createOrganization();
+    const secret = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
+    expect(secret.body.secret).toMatch(/^whsec_/);
+    await app.request('GET', '/api/v1/quotes', { token: org.apiKey });
+    await app.request('GET', '/api/v1/quotes', { token: 'qk_live_notavalidkeybutstillasecret0123456789' });
+    await app.request('GET', '/api/v1/configuration-sessions/capabilitySECRETtoken1/adjustments');
+    await app.request('GET', '/storefront/v1/quotes/quoteSECRETtoken2');
+    await app.request('GET', '/q/quoteSECRETtoken3');
+    await app.request('GET', '/storefront/v1/sessions/ses_1/stream?token=cst_SECRETcustomer4');
+    await app.request('GET', '/api/v1/quotes', { headers: { cookie: 'session=cookieSECRET5' } });
+
+    const all = logs.all;
+    for (const leaked of [org.apiKey, ADMIN_TOKEN, secret.body.secret, 'qk_live_notavalid', 'SECRETtoken1', 'SECRETtoken2', 'SECRETtoken3', 'SECRETcustomer4', 'cookieSECRET5']) {
+      expect(all).not.toContain(leaked);
+    }
+    const urls = logs.lines.filter((l) => l.msg === 'request completed').map((l) => l.req.url);
+    expect(urls).toEqual(
+      expect.arrayContaining([
+        '/api/v1/configuration-sessions/[redacted]/adjustments',
+        '/storefront/v1/quotes/[redacted]',
+        '/q/[redacted]',
+        '/storefront/v1/sessions/ses_1/stream?token=[redacted]',
+      ]),
+    );
+  });
+
+  it('keeps every line JSON with a level and time', async () => {
+    expect(logs.lines.length).toBeGreaterThan(10);
+    for (const line of logs.lines) {
+      expect(typeof line.level).toBe('string');
+      expect(Date.parse(line.time)).not.toBeNaN();
+    }
+  });
+});
+
+describe('operations endpoints and rate limits', () => {
+  it('never limits /healthz, /readyz and /metrics, and logs a refused request under its id', async () => {
+    const logs = new CapturedLogs();
+    const app = await TestApp.start({ RATE_LIMIT_IP_PER_MIN: '2' }, undefined, createLogger({ level: 'info', name: 'test', destination: logs }));
+    try {
+      for (let i = 0; i < 4; i++) {
+        for (const path of ['/healthz', '/readyz', '/metrics']) expect((await app.request('GET', path)).status).toBe(200);
+      }
+      const limited = [];
+      for (let i = 0; i < 3; i++) limited.push(await app.request('GET', '/storefront/v1/nosuchorg'));
+      const refused = limited.find((r) => r.status === 429)!;
+      expect(refused).toBeDefined();
+      expect(logs.lines.find((l) => l.requestId === refused.headers['x-request-id'])).toMatchObject({ res: { statusCode: 429 } });
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('/readyz when the process cannot do its work', () => {
+  it('answers 503 naming the projections that lag behind (no projector is running)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'readyz-'));
+    const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN, SEED_DEMO: 'false', READY_MAX_PROJECTION_LAG: '2', LOG_LEVEL: 'silent' });
+    let gateway: NestFastifyApplication | null = null;
+    try {
+      gateway = await createGatewayApp(config, { withWorkers: false });
+      const ready = await gateway.inject({ method: 'GET', url: '/readyz' });
+      expect(ready.statusCode).toBe(200);
+
+      await gateway.get(EventStore).appendToStream('lead-x', [1, 2, 3].map((n) => ({ type: 'test.v1.happened', data: { n } })), 'no_stream');
+      const res = await gateway.inject({ method: 'GET', url: '/readyz' });
+      expect(res.statusCode).toBe(503);
+      const body = res.json();
+      expect(body.status).toBe('not_ready');
+      expect(body.checks.eventStore).toEqual({ ok: true });
+      expect(body.checks.projections.ok).toBe(false);
+      expect(body.checks.projections.problem).toMatch(/more than 2 events behind: .*quotes \(3 events\)/);
+    } finally {
+      await gateway?.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers 503 naming the event store when it cannot be read', async () => {
+    const app = await TestApp.start();
+    try {
+      await app.get(EventStore).close();
+      const res = await app.request('GET', '/readyz');
+      expect(res.status).toBe(503);
+      expect(res.body.checks.eventStore.ok).toBe(false);
+      expect(res.body.checks.readStore).toEqual({ ok: true });
+    } finally {
+      await app.close().catch(() => undefined);
+    }
+  });
+});
