@@ -6,6 +6,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CommandBus } from '@nestjs/cqrs';
 import { MongoClient } from 'mongodb';
+import { ObservabilityModule } from '@lib/observability';
 import { DomainModule } from '@lib/bootstrap';
 import { CreateApiKey, CreateOrganization, type CreatedApiKey } from '@lib/organizations';
 import { withDatabase } from '@lib/read-store';
@@ -20,7 +21,7 @@ const ADMIN_TOKEN = 'adm_scale_out_0123456789';
 @Module({})
 class ProjectorProcess {
   static forRoot(config: AppConfig): DynamicModule {
-    return { module: ProjectorProcess, imports: [ConfigModule.forRoot(config), RuntimeModule, DomainModule, ProjectorModule] };
+    return { module: ProjectorProcess, imports: [ConfigModule.forRoot(config), RuntimeModule, ObservabilityModule.forRoot({ projectionsMustBeCurrent: true }), DomainModule, ProjectorModule] };
   }
 }
 

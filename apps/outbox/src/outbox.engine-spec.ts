@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Injectable, Module, OnModuleInit, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { ObservabilityModule } from '@lib/observability';
 import { DomainModule } from '@lib/bootstrap';
 import { EventStore } from '@lib/event-store';
 import { ConfigModule, ReactorRegistry, RuntimeModule } from '@lib/runtime';
@@ -68,7 +69,7 @@ describe('outbox processes in one Kafka consumer group', () => {
     @Module({})
     class OutboxApp {
       static forRoot(appConfig: AppConfig): DynamicModule {
-        return { module: OutboxApp, imports: [ConfigModule.forRoot(appConfig), RuntimeModule, DomainModule, OutboxModule, RecorderModule] };
+        return { module: OutboxApp, imports: [ConfigModule.forRoot(appConfig), RuntimeModule, ObservabilityModule.forRoot({ projectionsMustBeCurrent: false }), DomainModule, OutboxModule, RecorderModule] };
       }
     }
     const app = await NestFactory.createApplicationContext(OutboxApp.forRoot(config), { logger: ['error'], abortOnError: false });

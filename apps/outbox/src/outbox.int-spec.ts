@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { ObservabilityModule } from '@lib/observability';
 import { DomainModule } from '@lib/bootstrap';
 import { EventStore } from '@lib/event-store';
 import { MessageBus, SqliteMessageBus, type BusMessage, type ConsumedMessage } from '@lib/message-bus';
@@ -38,7 +39,7 @@ describe('outbox relay', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'outbox-relay-'));
     const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'adm_test_token_0123456789', SEED_DEMO: 'false' });
     bus = new GatedBus({ file: join(dataDir, 'bus.db'), pollIntervalMs: 20 });
-    const moduleRef = await Test.createTestingModule({ imports: [ConfigModule.forRoot(config), RuntimeModule, DomainModule, OutboxModule] })
+    const moduleRef = await Test.createTestingModule({ imports: [ConfigModule.forRoot(config), RuntimeModule, ObservabilityModule.forRoot({ projectionsMustBeCurrent: false }), DomainModule, OutboxModule] })
       .overrideProvider(MessageBus)
       .useValue(bus)
       .compile();
