@@ -1,3 +1,6 @@
+/** The product stored a write but its read side lags behind (503 `unavailable`): the write counts. */
+export class StoredButLagging extends Error {}
+
 /** A tiny JSON client for seeding benchmark data over the public API. */
 export async function call<T = any>(baseUrl: string, method: string, path: string, token?: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
@@ -5,6 +8,7 @@ export async function call<T = any>(baseUrl: string, method: string, path: strin
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
+  if (res.status === 503 && method !== 'GET') throw new StoredButLagging(`${method} ${path} → 503: ${text}`);
   if (res.status >= 400) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
   return (text ? JSON.parse(text) : undefined) as T;
 }
