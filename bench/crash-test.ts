@@ -19,23 +19,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
+import { windowConfiguration } from './configuration';
 import { call } from './http-client';
 import { startProcess, type ServerProcess } from './server-process';
 
 const ADMIN_TOKEN = 'adm_crash_0123456789abcdefghij';
 const CYCLES = Number(process.argv[2] ?? process.env.CRASH_CYCLES ?? 3);
 const WORKERS = 6;
-const CONFIGURATION = {
-  width: 1200,
-  height: 1400,
-  components: [
-    { id: 'c1', componentId: 'TT', width: 600, height: 1400, options: ['hr3'] },
-    { id: 'c2', componentId: 'F', width: 600, height: 1400, options: ['hr2'] },
-  ],
-  options: ['screen'],
-  insideColorId: 'white',
-  outsideColorId: 'ral7016',
-};
 
 interface Acknowledged {
   contacts: string[];
@@ -104,7 +94,7 @@ async function load(baseUrl: string, org: { slug: string; apiKey: string; templa
           }
           default: {
             const session = await call(baseUrl, 'POST', `/storefront/v1/${org.slug}/sessions`, undefined, { templateId: org.templateId });
-            await call(baseUrl, 'PUT', `/storefront/v1/sessions/${session.sessionId}/configuration`, session.customerToken, CONFIGURATION);
+            await call(baseUrl, 'PUT', `/storefront/v1/sessions/${session.sessionId}/configuration`, session.customerToken, windowConfiguration());
             const { submissionId } = await call(baseUrl, 'POST', `/storefront/v1/sessions/${session.sessionId}/submit`, session.customerToken, { customer: { name: `Customer ${i}`, email: `s${i}@example.com` } });
             acknowledged.submissions.push(submissionId);
             const { quoteId } = await call(baseUrl, 'POST', `/api/v1/submissions/${submissionId}/quotes`, org.apiKey, {});

@@ -14,6 +14,7 @@
  * BENCH_PRICING_THINK_MS (1000: a second scenario pauses 0.5–1.5 × this between a closed loop and
  * the next change; 0 skips it), BENCH_CPU_PROFILE_DIR (profile the gateway with node --cpu-prof).
  */
+import { windowConfiguration } from './configuration';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,17 +35,6 @@ const MARKUP_PERCENT = 10;
 /** widths 1210, 1220, … (the template allows up to 3000 mm) */
 const MAX_ROUNDS = 170;
 
-const configuration = (width: number) => ({
-  width,
-  height: 1400,
-  components: [
-    { id: 'c1', componentId: 'TT', width: 600, height: 1400, options: ['hr3'] },
-    { id: 'c2', componentId: 'F', width: 600, height: 1400, options: ['hr2'] },
-  ],
-  options: ['screen'],
-  insideColorId: 'white',
-  outsideColorId: 'ral7016',
-});
 
 /** Moments keyed by `<sessionId>|<configHash>`, with waiters. */
 class Moments {
@@ -248,7 +238,7 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
           const res = await fetch(`${product.baseUrl}/storefront/v1/sessions/${session.id}/configuration`, {
             method: 'PUT',
             headers: { authorization: `Bearer ${session.token}`, 'content-type': 'application/json' },
-            body: JSON.stringify(configuration(1200 + (round + 1) * 10)),
+            body: JSON.stringify(windowConfiguration(1200 + (round + 1) * 10)),
           });
           const view = (await res.json()) as { configHash: string };
           const tPut = performance.now();

@@ -7,23 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
+import { windowConfiguration } from './configuration';
 import { call, inParallel, StoredButLagging } from './http-client';
 import { startProcess, type ServerProcess } from './server-process';
 
 const ADMIN_TOKEN = 'adm_bench_0123456789abcdefghij';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const QUOTES = Number(process.env.BENCH_QUOTES ?? 10_000);
-const CONFIGURATION = {
-  width: 1200,
-  height: 1400,
-  components: [
-    { id: 'c1', componentId: 'TT', width: 600, height: 1400, options: ['hr3'] },
-    { id: 'c2', componentId: 'F', width: 600, height: 1400, options: ['hr2'] },
-  ],
-  options: ['screen'],
-  insideColorId: 'white',
-  outsideColorId: 'ral7016',
-};
 
 /** The product under test inherits this environment: MONGODB_URL / KAFKA_BROKERS / EVENTSTORE_URL switch it to the real engines. */
 const ENGINES = ['EVENTSTORE_URL', 'MONGODB_URL', 'KAFKA_BROKERS'].filter((name) => process.env[name]).map((name) => `${name}=${process.env[name]}`);
@@ -61,7 +51,7 @@ async function seedQuotes(baseUrl: string, seed: Awaited<ReturnType<typeof seedO
   await inParallel(submissions, concurrency, async (i) => {
     const session = await call(baseUrl, 'POST', `/storefront/v1/${seed.slug}/sessions`, undefined, { templateId: seed.templateId });
     const auth = session.customerToken;
-    await call(baseUrl, 'PUT', `/storefront/v1/sessions/${session.sessionId}/configuration`, auth, CONFIGURATION);
+    await call(baseUrl, 'PUT', `/storefront/v1/sessions/${session.sessionId}/configuration`, auth, windowConfiguration());
     const submitted = await call(baseUrl, 'POST', `/storefront/v1/sessions/${session.sessionId}/submit`, auth, { customer: { name: `Customer ${i}`, email: `customer${i}@example.com` } });
     submissionIds.push(submitted.submissionId);
   });

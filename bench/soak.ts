@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
+import { windowConfiguration } from './configuration';
 import { call } from './http-client';
 import { startProcess } from './server-process';
 
@@ -16,24 +17,7 @@ const ADMIN_TOKEN = 'adm_soak_0123456789abcdefghij';
 const MINUTES = Number(process.argv[2] ?? process.env.SOAK_MINUTES ?? 30);
 const RATE_PER_S = Number(process.env.SOAK_RATE ?? 40);
 const MAX_GROWTH_MIB_PER_H = Number(process.env.SOAK_MAX_GROWTH_MIB_PER_H ?? 20);
-const CONFIGURATION = {
-  width: 1200,
-  height: 1400,
-  components: [
-    { id: 'c1', componentId: 'TT', width: 600, height: 1400, options: ['hr3'] },
-    { id: 'c2', componentId: 'F', width: 600, height: 1400, options: ['hr2'] },
-  ],
-  options: ['screen'],
-  insideColorId: 'white',
-  outsideColorId: 'ral7016',
-};
 
-/** A valid configuration of the given width: the two parts share it. */
-function configuration(width: number) {
-  const left = Math.floor(width / 2);
-  const [c1, c2] = CONFIGURATION.components;
-  return { ...CONFIGURATION, width, components: [{ ...c1, width: left }, { ...c2, width: width - left }] };
-}
 
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
@@ -84,7 +68,7 @@ async function run(): Promise<void> {
       case 0: {
         const session = await request('POST', `/storefront/v1/${slug}/sessions`, undefined, { templateId });
         if (!session) return;
-        await request('PUT', `/storefront/v1/sessions/${session.sessionId}/configuration`, session.customerToken, configuration(1000 + (i % 400)));
+        await request('PUT', `/storefront/v1/sessions/${session.sessionId}/configuration`, session.customerToken, windowConfiguration(1000 + (i % 400)));
         const submitted = await request('POST', `/storefront/v1/sessions/${session.sessionId}/submit`, session.customerToken, { customer: { name: `Customer ${i}`, email: `s${i}@example.com` } });
         if (!submitted) return;
         const quote = await request('POST', `/api/v1/submissions/${submitted.submissionId}/quotes`, apiKey, {});
