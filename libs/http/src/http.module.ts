@@ -1,9 +1,16 @@
 import { Global, Module } from '@nestjs/common';
+import { ActiveProjectionReadStore } from '@lib/event-sourcing';
 import { MongoReadStore, ReadStore } from '@lib/read-store';
 import { AdminGuard, ApiKeyGuard } from './auth';
 import { IdempotencyStore, InMemoryIdempotencyStore } from './idempotency';
 import { MongoIdempotencyStore, MongoRateLimiter } from './mongo-gateway-state';
 import { InMemoryRateLimiter, RateLimiter } from './rate-limit';
+
+/** The MongoDB adapter behind the read store the app uses (which serves active projection generations), if it is one. */
+function mongoBehind(reads: ReadStore): MongoReadStore | null {
+  const adapter = reads instanceof ActiveProjectionReadStore ? reads.engine : reads;
+  return adapter instanceof MongoReadStore ? adapter : null;
+}
 
 /**
  * Cross-cutting HTTP services. With MongoDB configured (MONGODB_URL), rate limits and idempotency
@@ -18,12 +25,18 @@ import { InMemoryRateLimiter, RateLimiter } from './rate-limit';
     {
       provide: RateLimiter,
       inject: [ReadStore],
-      useFactory: (reads: ReadStore) => (reads instanceof MongoReadStore ? new MongoRateLimiter(reads.database) : new InMemoryRateLimiter()),
+      useFactory: (reads: ReadStore) => {
+        const mongo = mongoBehind(reads);
+        return mongo ? new MongoRateLimiter(mongo.database) : new InMemoryRateLimiter();
+      },
     },
     {
       provide: IdempotencyStore,
       inject: [ReadStore],
-      useFactory: (reads: ReadStore) => (reads instanceof MongoReadStore ? new MongoIdempotencyStore(reads.database) : new InMemoryIdempotencyStore()),
+      useFactory: (reads: ReadStore) => {
+        const mongo = mongoBehind(reads);
+        return mongo ? new MongoIdempotencyStore(mongo.database) : new InMemoryIdempotencyStore();
+      },
     },
   ],
   exports: [ApiKeyGuard, AdminGuard, RateLimiter, IdempotencyStore],
