@@ -10,7 +10,7 @@ import { run } from '../apps/cli/src/main';
 import { pause, QuoteFixtures, type Org } from './quotes-fixtures';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
-/** Runs the CLI in this process against the app's DATA_DIR; returns its exit code and output. */
+/** Runs the CLI in this process against the app's stores (its DATA_DIR, or its database on the real engines); returns its exit code and output. */
 async function cli(app: TestApp, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   const out = new PassThrough();
   const err = new PassThrough();
@@ -18,13 +18,20 @@ async function cli(app: TestApp, ...argv: string[]): Promise<{ code: number; out
   let stderr = '';
   out.on('data', (chunk) => (stdout += chunk));
   err.on('data', (chunk) => (stderr += chunk));
-  const previous = process.env.DATA_DIR;
-  process.env.DATA_DIR = app.config.dataDir;
+  const stores: Record<string, string | undefined> = { DATA_DIR: app.config.dataDir, MONGODB_URL: app.config.mongodbUrl, EVENTSTORE_URL: app.config.eventStoreUrl };
+  const previous = Object.fromEntries(Object.keys(stores).map((name) => [name, process.env[name]]));
+  const set = (values: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+  set(stores);
   try {
     const code = await run(argv, { out, err });
     return { code, out: stdout, err: stderr };
   } finally {
-    process.env.DATA_DIR = previous;
+    set(previous);
   }
 }
 
