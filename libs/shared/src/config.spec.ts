@@ -89,6 +89,7 @@ describe('loadConfig', () => {
     ['MAIL_RETRY_SCHEDULE_MS', '0,1m'],
     ['PDF_RETRY_SCHEDULE_MS', 'soon'],
     ['FILE_LINK_SECRET', 'too-short'],
+    ['QUOTE_LINK_SECRET', 'too-short'],
     ['FILE_LINK_TTL_MS', '0'],
     ['KAFKA_BROKERS', 'localhost'],
     ['KAFKA_BROKERS', 'kafka-1:9092,kafka-2'],

@@ -28,7 +28,7 @@ describe('quote e-mail', () => {
     ['de', 'Ihr Angebot Q-2026-000007 von Fenster GmbH', '1.234,50 €', '31. März 2026'],
     ['nl', 'Uw offerte Q-2026-000007 van Fenster GmbH', '€ 1.234,50', '31 maart 2026'],
   ])('given locale %s, then subject, amount and date are in that language', (locale, subject, total, date) => {
-    const mail = composeQuoteMail('ev-1', sent(locale), 'Fenster GmbH');
+    const mail = composeQuoteMail('ev-1', sent(locale), sent(locale).customerUrl!, 'Fenster GmbH');
     expect(mail).toMatchObject({ id: 'ev-1', to: ['ada@example.com', 'office@example.com'], locale, subject, quoteUrl: 'https://quotes.example.com/q/abc', quoteNumber: 'Q-2026-000007' });
     // Intl separates with non-breaking spaces
     const text = mail.text.replace(/[\u00a0\u202f]/g, ' ');
@@ -38,13 +38,13 @@ describe('quote e-mail', () => {
   });
 
   it('given an unsupported locale, then the mail is in the organization locale, else English', () => {
-    expect(composeQuoteMail('ev-1', sent('fr'), 'Fenster GmbH', 'nl').locale).toBe('nl');
-    expect(composeQuoteMail('ev-1', sent('fr'), 'Fenster GmbH').locale).toBe('en');
+    expect(composeQuoteMail('ev-1', sent('fr'), sent('fr').customerUrl!, 'Fenster GmbH', 'nl').locale).toBe('nl');
+    expect(composeQuoteMail('ev-1', sent('fr'), sent('fr').customerUrl!, 'Fenster GmbH').locale).toBe('en');
   });
 
   it('given HTML in the names, then the HTML body escapes it and links the quote', () => {
     const data = { ...sent('en'), customer: { name: '<script>alert(1)</script>', email: null } };
-    const mail = composeQuoteMail('ev-1', data, 'Fenster & <b>Co</b>');
+    const mail = composeQuoteMail('ev-1', data, data.customerUrl!, 'Fenster & <b>Co</b>');
     expect(mail.html).not.toContain('<script>');
     expect(mail.html).not.toContain('<b>');
     expect(mail.html).toContain('Dear &lt;script&gt;alert(1)&lt;/script&gt;');
@@ -58,7 +58,7 @@ describe('quote e-mail', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'quote-mail-'));
     try {
       const mailer = new FileQuoteMailer(loadConfig({ DATA_DIR: dataDir, MAIL_FROM: 'Fenster <angebote@fenster.example>' }));
-      const mail = composeQuoteMail('ev-1', sent('de'), 'Fenster GmbH');
+      const mail = composeQuoteMail('ev-1', sent('de'), sent('de').customerUrl!, 'Fenster GmbH');
       const pdf = Buffer.from('%PDF-1.3 test');
       await mailer.send(mail, [{ filename: 'Q-2026-000007-v2.pdf', contentType: 'application/pdf', content: pdf }]);
       await mailer.send({ ...mail, subject: 'changed' }, []);

@@ -4,6 +4,7 @@ import { OrganizationDirectory } from '@lib/organizations';
 import type { Reactor } from '@lib/runtime';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
 import { QUOTE_STREAM, type QuoteSent } from '../domain/quote.events';
+import { quoteLinkUrl } from './quote-links';
 import { documentLocale, type DocumentLocale } from '../documents/document-locale';
 import { DocumentSignal } from '../documents/document-signal';
 import { newJob } from '../documents/job-queue';
@@ -67,7 +68,7 @@ function htmlBody(text: string, url: string, texts: MailTexts, locale: DocumentL
  * The quote e-mail in the language recorded at the send (else the organization's, else English);
  * amounts and dates formatted for that locale.
  */
-export function composeQuoteMail(id: string, data: QuoteSent['data'], organizationName: string, organizationLocale?: string): QuoteMail {
+export function composeQuoteMail(id: string, data: QuoteSent['data'], customerUrl: string, organizationName: string, organizationLocale?: string): QuoteMail {
   const locale = documentLocale(data.locale, organizationLocale);
   const facts: MailFacts = {
     organization: organizationName,
@@ -76,7 +77,7 @@ export function composeQuoteMail(id: string, data: QuoteSent['data'], organizati
     version: data.quote.version,
     total: new Intl.NumberFormat(locale, { style: 'currency', currency: data.quote.currency }).format(data.quote.total),
     validUntil: new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(data.validUntil),
-    url: data.customerUrl,
+    url: customerUrl,
   };
   const text = TEXTS[locale].body(facts);
   return {
@@ -85,8 +86,8 @@ export function composeQuoteMail(id: string, data: QuoteSent['data'], organizati
     locale,
     subject: TEXTS[locale].subject(facts),
     text,
-    html: htmlBody(text, data.customerUrl, TEXTS[locale], locale),
-    quoteUrl: data.customerUrl,
+    html: htmlBody(text, customerUrl, TEXTS[locale], locale),
+    quoteUrl: customerUrl,
     organizationId: data.organizationId,
     quoteId: data.quoteId,
     quoteNumber: data.quote.quoteNumber,
@@ -116,7 +117,7 @@ export class QuoteSentMailReactor implements Reactor {
     if (event.type !== 'quote.v1.sent') return;
     const data = (event as unknown as QuoteSent).data;
     const organization = await this.organizations.find(data.organizationId);
-    const message = composeQuoteMail(event.id, data, organization?.name ?? '', organization?.locale);
+    const message = composeQuoteMail(event.id, data, data.customerUrl ?? quoteLinkUrl(this.config, data.quoteId), organization?.name ?? '', organization?.locale);
     const created = await this.mails.create({
       ...newJob(event.id, this.clock.now(), this.config.mailRetryScheduleMs),
       organizationId: data.organizationId,

@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { OrganizationDirectory } from '@lib/organizations';
-import { APP_CONFIG, Clock, IdGenerator, NotFound, randomBase62, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, Clock, IdGenerator, NotFound, type AppConfig } from '@lib/shared';
 import { CloseSubmissionOnAcceptance, SubmissionLookup, type SubmissionView } from '@lib/submissions';
 import { quoteETag, type IfMatch, type QuoteDraft } from '../domain/quote.decider';
 import { QuoteNotFound } from '../domain/quote.errors';
 import type { PricingSource, QuoteLineInput, QuoteStatus, QuoteTerms, QuoteTotals } from '../domain/quote.events';
 import { toQuoteLines } from './line-items';
+import { quoteToken } from './quote-links';
 import { QuoteNumberAllocator } from './quote-number-allocator';
 import { hashQuoteToken, QuoteQueries } from './quote-queries';
 import { QuoteWriter } from './quote-writer';
@@ -178,7 +179,6 @@ export interface SentQuote {
 }
 
 /** Length of a customer link token: 43 base62 characters, about 256 bits. */
-const QUOTE_TOKEN_LENGTH = 43;
 
 /**
  * Sends the quote: the `quote.v1.sent` event is all that happens here. The e-mail and the
@@ -193,7 +193,8 @@ export class SendQuoteHandler implements ICommandHandler<SendQuote, SentQuote> {
   ) {}
 
   async execute(command: SendQuote): Promise<SentQuote> {
-    const token = randomBase62(QUOTE_TOKEN_LENGTH);
+    // Derived from the quote id, not stored: the event keeps only its hash.
+    const token = quoteToken(this.config, command.quoteId);
     const { quote } = await this.writer.execute(
       command.quoteId,
       {
@@ -201,7 +202,7 @@ export class SendQuoteHandler implements ICommandHandler<SendQuote, SentQuote> {
         organizationId: command.organizationId,
         recipients: command.recipients,
         locale: command.locale,
-        newLink: { tokenHash: hashQuoteToken(token), customerUrl: `${this.config.publicBaseUrl}/q/${token}` },
+        newLink: { tokenHash: hashQuoteToken(token), customerUrl: null },
         ifMatch: command.ifMatch,
         at: this.clock.now(),
       },

@@ -28,14 +28,22 @@ export class FileLinkExpired extends DomainError {
  * gateway that hands out or checks links must use the same key. Replacing it voids every link.
  */
 export function loadFileLinkKey(secret: string | undefined, dataDir: string): Buffer {
+  return loadKey(secret, dataDir, 'FILE_LINK_SECRET', FILE_LINK_KEY_FILE);
+}
+
+/**
+ * A key from its variable (at least 32 characters) when set, else 32 random bytes generated once
+ * into `DATA_DIR/<file>` and read back by every process that shares the directory.
+ */
+export function loadKey(secret: string | undefined, dataDir: string, variable: string, fileName: string): Buffer {
   if (secret) {
-    if (secret.length < MIN_KEY_BYTES) throw new ConfigError('FILE_LINK_SECRET', `must be at least ${MIN_KEY_BYTES} characters`);
+    if (secret.length < MIN_KEY_BYTES) throw new ConfigError(variable, `must be at least ${MIN_KEY_BYTES} characters`);
     return Buffer.from(secret, 'utf8');
   }
-  const file = join(dataDir, FILE_LINK_KEY_FILE);
+  const file = join(dataDir, fileName);
   createOnce(file, `${randomBytes(MIN_KEY_BYTES).toString('base64url')}\n`);
   const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
-  if (key.length < MIN_KEY_BYTES) throw new ConfigError('FILE_LINK_SECRET', `is unset and ${file} holds no usable key (delete it to generate a new one)`);
+  if (key.length < MIN_KEY_BYTES) throw new ConfigError(variable, `is unset and ${file} holds no usable key (delete it to generate a new one)`);
   return key;
 }
 

@@ -59,10 +59,14 @@ export interface QuoteEventSubject {
   submission: { id: string };
 }
 
-/** The customer's link (decisions §6): only the hash identifies the quote on the read side. */
+/**
+ * The customer's link (decisions §6): only the hash identifies the quote on the read side.
+ * `customerUrl` is null for links derived from the quote id (quoteLinkUrl), which keeps the token
+ * out of the event store; quotes first sent before that carry the URL as it was sent.
+ */
 export interface QuoteLink {
   tokenHash: string;
-  customerUrl: string;
+  customerUrl: string | null;
 }
 
 interface Base {
@@ -146,8 +150,11 @@ export type QuoteSent = {
       locale: string;
       sentAt: number;
       validUntil: number;
-      /** `{PUBLIC_BASE_URL}/q/{quoteToken}`: the same link on every send of the quote */
-      customerUrl: string;
+      /**
+       * `{PUBLIC_BASE_URL}/q/{quoteToken}`, the same link on every send of the quote; null when the
+       * link is derived from the quote id (quoteLinkUrl), so that no token is stored
+       */
+      customerUrl: string | null;
       tokenHash: string;
       /** true on a re-send of an already sent version */
       resend: boolean;

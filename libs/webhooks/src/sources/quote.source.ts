@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { EventStore, type RecordedEvent } from '@lib/event-store';
+import { quoteLinkUrl } from '@lib/quotes/application/quote-links';
 import { QUOTE_STREAM, type QuoteEvent, type QuoteEventSubject } from '@lib/quotes/domain/quote.events';
+import { APP_CONFIG, type AppConfig } from '@lib/shared';
 import type { WebhookEventDraft, WebhookSource } from '../webhook-sources';
 
 /** Domain event → webhook event name of every `quote.*` event of decisions §9. */
@@ -35,7 +37,10 @@ export class QuoteWebhookSource implements WebhookSource {
   readonly name = 'quotes';
   readonly filter = { streamPrefixes: [QUOTE_STREAM], eventTypePrefixes: Object.keys(QUOTE_WEBHOOK_TYPES) };
 
-  constructor(private readonly events: EventStore) {}
+  constructor(
+    private readonly events: EventStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async toWebhookEvents(recorded: RecordedEvent): Promise<WebhookEventDraft[]> {
     const event = recorded as unknown as QuoteEvent;
@@ -56,7 +61,7 @@ export class QuoteWebhookSource implements WebhookSource {
         }));
         break;
       case 'quote.v1.sent':
-        (data.quote as Record<string, unknown>).customerUrl = event.data.customerUrl;
+        (data.quote as Record<string, unknown>).customerUrl = event.data.customerUrl ?? quoteLinkUrl(this.config, event.data.quoteId);
         break;
       case 'quote.v1.accepted':
         data.acceptance = { name: event.data.name };

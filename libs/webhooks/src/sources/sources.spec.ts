@@ -1,4 +1,9 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SqliteEventStore, type EventData, type RecordedEvent } from '@lib/event-store';
+import { quoteLinkUrl } from '@lib/quotes/application/quote-links';
+import { loadConfig } from '@lib/shared';
 import { LeadWebhookSource } from './lead.source';
 import { QuoteWebhookSource } from './quote.source';
 import { SubmissionWebhookSource } from './submission.source';
@@ -31,7 +36,8 @@ describe('webhook sources', () => {
   afterAll(() => events.close());
 
   describe('quotes', () => {
-    const source = () => new QuoteWebhookSource(events);
+    const config = loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'sources-')), PUBLIC_BASE_URL: 'http://localhost:3000' });
+    const source = () => new QuoteWebhookSource(events, config);
 
     it.each([
       [0, 'quote.created', 'de'],
@@ -51,6 +57,14 @@ describe('webhook sources', () => {
       expect(created.data.lineItems).toEqual([]);
       const [sent] = await source().toWebhookEvents(quoteEvents[1]);
       expect((sent.data.quote as any).customerUrl).toBe('http://localhost:3000/q/tok');
+    });
+
+    it('derives the customer link of a quote.sent that stores none (links derived from the quote id)', async () => {
+      const stored = quoteEvents[1];
+      const derived = { ...stored, data: { ...(stored.data as Record<string, unknown>), customerUrl: null } } as RecordedEvent;
+      const [sent] = await source().toWebhookEvents(derived);
+      expect((sent.data.quote as any).customerUrl).toBe(quoteLinkUrl(config, 'quo_1'));
+      expect((sent.data.quote as any).customerUrl).toMatch(/^http:\/\/localhost:3000\/q\/[0-9A-Za-z]{43}$/);
       const [rejected] = await source().toWebhookEvents(quoteEvents[3]);
       expect(rejected.data).toMatchObject({ quote: { status: 'rejected' }, rejection: { name: 'Ada', reason: 'Too expensive' } });
     });
