@@ -23,9 +23,11 @@ trap cleanup EXIT
 VENV=.engines/fuzz-venv
 if [ ! -x "$VENV/bin/st" ]; then
   PYTHON=""
-  for candidate in python3.13 python3.12 /root/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.12*/bin/python3.12 python3; do
-    if command -v "$candidate" >/dev/null 2>&1; then PYTHON="$candidate"; break; fi
+  # A pyenv shim answers `command -v` for versions it will not run, so each candidate is tried.
+  for candidate in "$HOME"/.pyenv/versions/3.13*/bin/python3.13 "$HOME"/.pyenv/versions/3.12*/bin/python3.12 python3.13 python3.12 python3; do
+    if "$candidate" -c 'import venv' >/dev/null 2>&1; then PYTHON="$candidate"; break; fi
   done
+  [ -n "$PYTHON" ] || { echo "fuzz-api: no Python 3 with venv found" >&2; exit 1; }
   mkdir -p .engines
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --disable-pip-version-check 'schemathesis>=4.32,<5'

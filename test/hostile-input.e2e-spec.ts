@@ -126,3 +126,25 @@ describe('bodies that are not JSON objects', () => {
     expect((await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey })).status).toBe(201);
   });
 });
+
+describe('overlong path parameters', () => {
+  let app: TestApp;
+  let org: Org;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    org = await new QuoteFixtures(app).organization();
+  });
+  afterAll(() => app.close());
+
+  it.each([
+    ['GET', '/api/v1/quotes/', '', 404, 'not_found'],
+    ['POST', '/storefront/v1/quotes/', '/accept', 404, 'not_found'],
+    // an unknown capability token is 401 first of all (decisions §8)
+    ['GET', '/api/v1/configuration-sessions/', '', 401, 'unauthorized'],
+  ])('%s %s… with a 1,500-character id or token answers in the documented envelope', async (method, prefix, suffix, status, code) => {
+    const response = await app.request(method, `${prefix}${'x'.repeat(1500)}${suffix}`, { token: org.apiKey, body: method === 'GET' ? undefined : {} });
+    expect(response.status).toBe(status);
+    expect(response.body.error.code).toBe(code);
+  });
+});
