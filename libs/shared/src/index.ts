@@ -4,3 +4,4 @@ export * from './clock';
 export * from './html';
 export * from './config';
 export * from './money';
+export * from './keys';

@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import type { AppConfig } from '@lib/shared';
-import { loadKey } from '../documents/file-links';
+import { loadKey, type AppConfig } from '@lib/shared';
 
 export const QUOTE_LINK_KEY_FILE = 'quote-link.key';
 const TOKEN_LENGTH = 43;

@@ -1,10 +1,7 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ConfigError, DomainError } from '@lib/shared';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { DomainError, loadKey } from '@lib/shared';
 
 export const FILE_LINK_KEY_FILE = 'file-link.key';
-const MIN_KEY_BYTES = 32;
 
 /** A file link whose signature does not match (tampered, forged, or signed with another key). */
 export class FileLinkInvalid extends DomainError {
@@ -29,35 +26,6 @@ export class FileLinkExpired extends DomainError {
  */
 export function loadFileLinkKey(secret: string | undefined, dataDir: string): Buffer {
   return loadKey(secret, dataDir, 'FILE_LINK_SECRET', FILE_LINK_KEY_FILE);
-}
-
-/**
- * A key from its variable (at least 32 characters) when set, else 32 random bytes generated once
- * into `DATA_DIR/<file>` and read back by every process that shares the directory.
- */
-export function loadKey(secret: string | undefined, dataDir: string, variable: string, fileName: string): Buffer {
-  if (secret) {
-    if (secret.length < MIN_KEY_BYTES) throw new ConfigError(variable, `must be at least ${MIN_KEY_BYTES} characters`);
-    return Buffer.from(secret, 'utf8');
-  }
-  const file = join(dataDir, fileName);
-  createOnce(file, `${randomBytes(MIN_KEY_BYTES).toString('base64url')}\n`);
-  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
-  if (key.length < MIN_KEY_BYTES) throw new ConfigError(variable, `is unset and ${file} holds no usable key (delete it to generate a new one)`);
-  return key;
-}
-
-/** Publishes the file atomically: processes starting together all end up reading the same key. */
-function createOnce(file: string, content: string): void {
-  const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(draft, content, { mode: 0o600 });
-  try {
-    linkSync(draft, file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    unlinkSync(draft);
-  }
 }
 
 export const quotePdfPath = (quoteId: string, version: number) => `/files/quotes/${encodeURIComponent(quoteId)}/v/${version}.pdf`;

@@ -1,0 +1,39 @@
+import { randomBytes } from 'node:crypto';
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError } from './config';
+
+/** The least key material any of the product's HMAC keys may have. */
+const MIN_KEY_BYTES = 32;
+
+/**
+ * A key from its variable (at least 32 characters) when set, else 32 random bytes generated once
+ * into `DATA_DIR/<fileName>` and read back by every process sharing the directory. Every process
+ * that issues or checks what the key signs must use the same key: share the file or set the
+ * variable.
+ */
+export function loadKey(secret: string | undefined, dataDir: string, variable: string, fileName: string): Buffer {
+  const value = secret?.trim();
+  if (value) {
+    if (value.length < MIN_KEY_BYTES) throw new ConfigError(variable, `must be at least ${MIN_KEY_BYTES} characters`);
+    return Buffer.from(value, 'utf8');
+  }
+  const file = join(dataDir, fileName);
+  createOnce(file, `${randomBytes(MIN_KEY_BYTES).toString('base64url')}\n`);
+  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
+  if (key.length < MIN_KEY_BYTES) throw new ConfigError(variable, `is unset and ${file} holds no usable key (delete it to generate a new one)`);
+  return key;
+}
+
+/** Publishes the file atomically: processes starting together all end up reading the same key. */
+function createOnce(file: string, content: string): void {
+  const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  writeFileSync(draft, content, { mode: 0o600 });
+  try {
+    linkSync(draft, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(draft);
+  }
+}
