@@ -10,7 +10,7 @@ import { EventStore } from '@lib/event-store';
 import { ConfigModule, ReactorRegistry, RuntimeModule } from '@lib/runtime';
 import { loadConfig, type AppConfig } from '@lib/shared';
 import { deleteKafkaPrefix } from '@lib/message-bus/testing/kafka-cleanup';
-import { waitFor } from '@lib/message-bus/testing/processes';
+import { waitFor } from '@lib/shared/testing/processes';
 import { OutboxModule } from './outbox.module';
 
 interface Reaction {

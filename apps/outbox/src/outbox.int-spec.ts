@@ -7,7 +7,7 @@ import { ObservabilityModule } from '@lib/observability';
 import { DomainModule } from '@lib/bootstrap';
 import { EventStore } from '@lib/event-store';
 import { MessageBus, SqliteMessageBus, type BusMessage, type ConsumedMessage } from '@lib/message-bus';
-import { waitFor } from '@lib/message-bus/testing/processes';
+import { waitFor } from '@lib/shared/testing/processes';
 import { ReadStore } from '@lib/read-store';
 import { ConfigModule, RuntimeModule } from '@lib/runtime';
 import { loadConfig } from '@lib/shared';

@@ -1,7 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { exited, firstLine, runTypeScript } from '@lib/shared/testing/processes';
 import { describeEventStoreContract } from '@lib/event-store/testing/event-store.contract';
 import { RecordedEvent } from './event-store.port';
 import { SqliteEventStore } from './sqlite-event-store';
@@ -101,36 +101,3 @@ describe('SqliteEventStore on a file', () => {
     expect(handled.map((e) => e.data)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
   });
 });
-
-/** Runs a script in a separate Node process that can require this library's TypeScript sources. */
-function runTypeScript(script: string): ChildProcess {
-  const requireTypeScript = `
-    const { readFileSync } = require('node:fs');
-    const { transformSync } = require('@swc/core');
-    require.extensions['.ts'] = (module, filename) => {
-      const { code } = transformSync(readFileSync(filename, 'utf8'), {
-        filename,
-        jsc: { parser: { syntax: 'typescript', decorators: true }, target: 'es2022' },
-        module: { type: 'commonjs' },
-      });
-      module._compile(code, filename);
-    };
-  `;
-  return spawn(process.execPath, ['-e', requireTypeScript + script], { stdio: ['ignore', 'pipe', 'inherit'] });
-}
-
-function firstLine(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('\n')) resolve(output.split('\n')[0]);
-    });
-    child.once('exit', (code) => reject(new Error(`child exited with ${code} before writing a line`)));
-  });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { Kafka, logLevel } from 'kafkajs';
 import { describeMessageBusContract } from '@lib/message-bus/testing/message-bus.contract';
 import { deleteKafkaPrefix } from '@lib/message-bus/testing/kafka-cleanup';
-import { exited, firstLine, runTypeScript, waitFor } from '@lib/message-bus/testing/processes';
+import { exited, firstLine, runTypeScript, waitFor } from '@lib/shared/testing/processes';
 import { KafkaMessageBus, KafkaMessageBusOptions } from './kafka-message-bus';
 import { ConsumedMessage, Consumer } from './message-bus.port';
 

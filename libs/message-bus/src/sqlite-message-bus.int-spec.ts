@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeMessageBusContract } from '@lib/message-bus/testing/message-bus.contract';
-import { exited, firstLine, runTypeScript, waitFor } from '@lib/message-bus/testing/processes';
+import { exited, firstLine, runTypeScript, waitFor } from '@lib/shared/testing/processes';
 import { ConsumedMessage } from './message-bus.port';
 import { SqliteMessageBus } from './sqlite-message-bus';
 
