@@ -36,7 +36,7 @@ import {
   Subscription,
   WrongExpectedRevisionError,
 } from './event-store.port';
-import { backoffDelay, Sleeper } from './sleeper';
+import { backoffDelay, handOver, Sleeper } from './sleeper';
 
 export interface EventStoreDbEventStoreOptions {
   /** Source of event ids (EventStoreDB requires UUIDs); defaults to random UUIDs. */
@@ -299,18 +299,9 @@ class EventStoreDbSubscription implements Subscription {
 
   /** Hands the events to the handler until it succeeds; false when stopped first. */
   private async deliver(events: RecordedEvent[]): Promise<boolean> {
-    const { handler, handleBatch } = this.options;
-    for (let attempt = 1; !this.stopped; attempt++) {
-      try {
-        await (handleBatch ? handleBatch(events) : handler(events[0]));
-        this.current = events[events.length - 1].position;
-        return true;
-      } catch (error) {
-        this.report(error);
-        await this.backoff.sleep(backoffDelay(attempt, this.settings.retryDelayMs, this.settings.maxRetryDelayMs));
-      }
-    }
-    return false;
+    if (!(await handOver(events, this.options, this.settings, this.backoff, () => this.stopped, (error) => this.report(error)))) return false;
+    this.current = events[events.length - 1].position;
+    return true;
   }
 
   private async closeLive(): Promise<void> {

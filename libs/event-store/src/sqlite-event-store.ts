@@ -16,7 +16,7 @@ import {
   Subscription,
   WrongExpectedRevisionError,
 } from './event-store.port';
-import { backoffDelay, Sleeper } from './sleeper';
+import { backoffDelay, handOver, Sleeper } from './sleeper';
 
 export interface SqliteEventStoreOptions {
   /** Database file (its directory is created if missing), or `':memory:'` for tests. */
@@ -349,18 +349,9 @@ class SqliteSubscription implements Subscription {
 
   /** Hands the events to the handler until it succeeds; false when stopped first. */
   private async deliver(events: RecordedEvent[]): Promise<boolean> {
-    const { handler, handleBatch } = this.options;
-    for (let attempt = 1; !this.stopped; attempt++) {
-      try {
-        await (handleBatch ? handleBatch(events) : handler(events[0]));
-        this.current = events[events.length - 1].position;
-        return true;
-      } catch (error) {
-        this.report(error);
-        await this.backoff.sleep(backoffDelay(attempt, this.settings.retryDelayMs, this.settings.maxRetryDelayMs));
-      }
-    }
-    return false;
+    if (!(await handOver(events, this.options, this.settings, this.backoff, () => this.stopped, (error) => this.report(error)))) return false;
+    this.current = events[events.length - 1].position;
+    return true;
   }
 
   private report(error: unknown): void {

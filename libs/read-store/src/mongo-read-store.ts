@@ -10,6 +10,7 @@ import {
   ReadStore,
   SortKey,
 } from './read-store.port';
+import { readPath, withPath } from './document-paths';
 
 export interface MongoReadStoreOptions {
   /** `mongodb://host:port/database`; the database defaults to `quoting` when the URL names none. */
@@ -469,20 +470,3 @@ function typeRank(value: unknown): number {
   throw new Error(`cannot page after a value of type ${typeof value}`);
 }
 
-function readPath(document: Document, path: string): unknown {
-  let value: unknown = document;
-  for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
-}
-
-/** A copy of `document` with `path` set to `value`, copying only the objects along the path. */
-function withPath<T extends Record<string, unknown>>(document: T, path: string, value: unknown): T {
-  const [head, ...rest] = path.split('.');
-  if (rest.length === 0) return { ...document, [head]: value };
-  const child = document[head];
-  const nested = child !== null && typeof child === 'object' && !Array.isArray(child) ? (child as Record<string, unknown>) : {};
-  return { ...document, [head]: withPath(nested, rest.join('.'), value) };
-}

@@ -12,6 +12,7 @@ import {
   ReadStore,
   SortKey,
 } from './read-store.port';
+import { readPath, withPath } from './document-paths';
 
 export interface SqliteReadStoreOptions {
   /** Database file (its directory is created if missing), or `':memory:'` for tests. */
@@ -446,20 +447,3 @@ function sqlValue(value: unknown): SqlValue {
   return JSON.stringify(value);
 }
 
-function readPath(document: ReadDocument, path: string): unknown {
-  let value: unknown = document;
-  for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
-}
-
-/** A copy of `document` with `path` set to `value`, copying only the objects along the path. */
-function withPath<T extends Record<string, unknown>>(document: T, path: string, value: unknown): T {
-  const [head, ...rest] = path.split('.');
-  if (rest.length === 0) return { ...document, [head]: value };
-  const child = document[head];
-  const nested = child !== null && typeof child === 'object' && !Array.isArray(child) ? (child as Record<string, unknown>) : {};
-  return { ...document, [head]: withPath(nested, rest.join('.'), value) };
-}
