@@ -1,32 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { TYPESCRIPT_PRELUDE } from '@lib/shared/testing/processes';
 
 const ROOT = join(__dirname, '..', '..');
 
-/** Lets a child Node process run the product's TypeScript sources (swc, with the @lib aliases). */
-const REQUIRE_TYPESCRIPT = `
-  require('reflect-metadata');
-  const { readFileSync, existsSync } = require('node:fs');
-  const { join } = require('node:path');
-  const Module = require('node:module');
-  const { transformSync } = require('@swc/core');
-  const root = ${JSON.stringify(ROOT)};
-  const resolve = Module._resolveFilename;
-  Module._resolveFilename = function (request, ...rest) {
-    const alias = /^@lib\\/([^/]+)(?:\\/(.*))?$/.exec(request);
-    if (alias) request = join(root, 'libs', alias[1], 'src', alias[2] ?? 'index');
-    return resolve.call(this, request, ...rest);
-  };
-  require.extensions['.ts'] = (module, filename) => {
-    const { code } = transformSync(readFileSync(filename, 'utf8'), {
-      filename,
-      jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false }, target: 'es2022' },
-      module: { type: 'commonjs' },
-    });
-    module._compile(code, filename);
-  };
-`;
 
 export interface ProductProcess {
   child: ChildProcess;
@@ -57,7 +35,7 @@ export async function startProduct(env: Record<string, string>): Promise<Product
  */
 export async function startFromSources(mainFile: string, env: Record<string, string>, baseUrl: string): Promise<ProductProcess> {
   const main = join(ROOT, mainFile);
-  const child = spawn(process.execPath, ['-e', `${REQUIRE_TYPESCRIPT}\nrequire(${JSON.stringify(main)});`], {
+  const child = spawn(process.execPath, ['-e', `${TYPESCRIPT_PRELUDE}\nrequire(${JSON.stringify(main)});`], {
     env: { ...process.env, HOST: '127.0.0.1', SEED_DEMO: 'false', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

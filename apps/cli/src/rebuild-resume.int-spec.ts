@@ -7,6 +7,7 @@ import { checkpointName, readPointers } from '@lib/event-sourcing';
 import { SqliteEventStore } from '@lib/event-store';
 import { quotesProjection } from '@lib/quotes';
 import { SqliteReadStore } from '@lib/read-store';
+import { TYPESCRIPT_PRELUDE } from '@lib/shared/testing/processes';
 import { generateQuoteEvents } from '../../../bench/event-generator';
 import { run } from './main';
 
@@ -14,26 +15,7 @@ const ROOT = resolve(__dirname, '../../..');
 
 /** The CLI in a child process that compiles this repository's TypeScript as it requires it. */
 function cliChild(dataDir: string, argv: string[]): ChildProcess {
-  const script = `
-    const { readFileSync } = require('node:fs');
-    const path = require('node:path');
-    const Module = require('node:module');
-    const { transformSync } = require('@swc/core');
-    const resolveFilename = Module._resolveFilename;
-    Module._resolveFilename = function (request, ...rest) {
-      const alias = /^@lib\\/([^/]+)(?:\\/(.*))?$/.exec(request);
-      if (alias) request = path.join(${JSON.stringify(ROOT)}, 'libs', alias[1], 'src', alias[2] ?? 'index');
-      return resolveFilename.call(this, request, ...rest);
-    };
-    require.extensions['.ts'] = (module, filename) => {
-      const { code } = transformSync(readFileSync(filename, 'utf8'), {
-        filename,
-        jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false }, target: 'es2022' },
-        module: { type: 'commonjs' },
-      });
-      module._compile(code, filename);
-    };
-    require('reflect-metadata');
+  const script = `${TYPESCRIPT_PRELUDE}
     require(${JSON.stringify(join(ROOT, 'apps/cli/src/main.ts'))}).run(${JSON.stringify(argv)}, { out: process.stdout, err: process.stderr }).then((code) => { process.exitCode = code; });
   `;
   return spawn(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });

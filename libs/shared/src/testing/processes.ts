@@ -1,23 +1,41 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..', '..', '..');
+
+/**
+ * Lets a child Node process require this repository's TypeScript sources: swc compiles each file
+ * as it is required (with decorator metadata, as Nest needs), and the `@lib/…` aliases resolve.
+ */
+export const TYPESCRIPT_PRELUDE = `
+  require('reflect-metadata');
+  const { readFileSync } = require('node:fs');
+  const { join } = require('node:path');
+  const Module = require('node:module');
+  const { transformSync } = require('@swc/core');
+  const root = ${JSON.stringify(ROOT)};
+  const resolve = Module._resolveFilename;
+  Module._resolveFilename = function (request, ...rest) {
+    const alias = /^@lib\\/([^/]+)(?:\\/(.*))?$/.exec(request);
+    if (alias) request = join(root, 'libs', alias[1], 'src', alias[2] ?? 'index');
+    return resolve.call(this, request, ...rest);
+  };
+  require.extensions['.ts'] = (module, filename) => {
+    const { code } = transformSync(readFileSync(filename, 'utf8'), {
+      filename,
+      jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false }, target: 'es2022' },
+      module: { type: 'commonjs' },
+    });
+    module._compile(code, filename);
+  };
+`;
 
 /**
  * Runs a script in a separate Node process that can require this repository's TypeScript
  * sources, so a test can kill a consumer the hard way. The child inherits the environment.
  */
 export function runTypeScript(script: string): ChildProcess {
-  const requireTypeScript = `
-    const { readFileSync } = require('node:fs');
-    const { transformSync } = require('@swc/core');
-    require.extensions['.ts'] = (module, filename) => {
-      const { code } = transformSync(readFileSync(filename, 'utf8'), {
-        filename,
-        jsc: { parser: { syntax: 'typescript', decorators: true }, target: 'es2022' },
-        module: { type: 'commonjs' },
-      });
-      module._compile(code, filename);
-    };
-  `;
-  return spawn(process.execPath, ['-e', requireTypeScript + script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return spawn(process.execPath, ['-e', TYPESCRIPT_PRELUDE + script], { stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
 export function firstLine(child: ChildProcess): Promise<string> {
