@@ -1,4 +1,3 @@
-import { PassThrough } from 'node:stream';
 import { engineOf, rebuildProjections, type ActiveProjectionReadStore } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { ReadStore } from '@lib/read-store';
@@ -6,34 +5,13 @@ import { allProjections } from '@lib/bootstrap';
 import { ProjectionRegistry } from '@lib/runtime';
 import { DELIVERIES } from '@lib/webhooks';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
-import { run } from '../apps/cli/src/main';
+import { runCli } from '../apps/cli/src/testing/run-cli';
 import { pause, QuoteFixtures, type Org } from './quotes-fixtures';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
-/** Runs the CLI in this process against the app's stores (its DATA_DIR, or its database on the real engines); returns its exit code and output. */
-async function cli(app: TestApp, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (chunk) => (stdout += chunk));
-  err.on('data', (chunk) => (stderr += chunk));
-  const stores: Record<string, string | undefined> = { DATA_DIR: app.config.dataDir, MONGODB_URL: app.config.mongodbUrl, EVENTSTORE_URL: app.config.eventStoreUrl };
-  const previous = Object.fromEntries(Object.keys(stores).map((name) => [name, process.env[name]]));
-  const set = (values: Record<string, string | undefined>) => {
-    for (const [name, value] of Object.entries(values)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  };
-  set(stores);
-  try {
-    const code = await run(argv, { out, err });
-    return { code, out: stdout, err: stderr };
-  } finally {
-    set(previous);
-  }
-}
+/** Runs the CLI in this process against the app's stores (its DATA_DIR, or its database on the real engines). */
+const cli = (app: TestApp, ...argv: string[]) =>
+  runCli({ DATA_DIR: app.config.dataDir, MONGODB_URL: app.config.mongodbUrl, EVENTSTORE_URL: app.config.eventStoreUrl }, argv);
 
 describe('operations: projection rebuilds and audits', () => {
   let app: TestApp;

@@ -2,14 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { checkpointName, readPointers } from '@lib/event-sourcing';
 import { SqliteEventStore } from '@lib/event-store';
 import { quotesProjection } from '@lib/quotes';
 import { SqliteReadStore } from '@lib/read-store';
 import { TYPESCRIPT_PRELUDE } from '@lib/shared/testing/processes';
 import { generateQuoteEvents } from '../../../bench/event-generator';
-import { run } from './main';
+import { runCli } from './testing/run-cli';
 
 const ROOT = resolve(__dirname, '../../..');
 
@@ -21,21 +20,7 @@ function cliChild(dataDir: string, argv: string[]): ChildProcess {
   return spawn(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-async function cli(dataDir: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (chunk) => (stdout += chunk));
-  err.on('data', (chunk) => (stderr += chunk));
-  const previous = process.env.DATA_DIR;
-  process.env.DATA_DIR = dataDir;
-  try {
-    return { code: await run(argv, { out, err }), out: stdout, err: stderr };
-  } finally {
-    process.env.DATA_DIR = previous;
-  }
-}
+const cli = (dataDir: string, ...argv: string[]) => runCli({ DATA_DIR: dataDir }, argv);
 
 describe('projections:rebuild killed with SIGKILL and run again', () => {
   let dataDir: string;
