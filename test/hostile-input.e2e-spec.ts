@@ -75,76 +75,48 @@ describe('hostile input', () => {
     expect(response.body.name).not.toMatch(/<|>/);
     expect(response.body.name).toContain('Eve');
   });
-});
 
-describe('numbers in exponent form', () => {
-  let app: TestApp;
-  let f: QuoteFixtures;
-  let org: Org;
+  describe('numbers in exponent form', () => {
 
-  beforeAll(async () => {
-    app = await TestApp.start();
-    f = new QuoteFixtures(app);
-    org = await f.organization();
+    it('a quantity or price of 5e-324 or 1e-7 is a validation error with the field path, not a crash', async () => {
+      const quoteId = await f.createQuote(org, await f.submission(org));
+      for (const [field, value] of [['quantity', 5e-324], ['unitPrice', 1e-7], ['quantity', 1.0000001]] as const) {
+        const line = { description: 'Window', quantity: 1, unitPrice: 1, [field]: value };
+        const response = await app.request('PUT', `/api/v1/quotes/${quoteId}/line-items`, { token: org.apiKey, body: { lineItems: [line] } });
+        expect(response.status).toBe(422);
+        expect(response.body.error.details.fields.map((e: { path: string }) => e.path)).toContain(`lineItems[0].${field}`);
+      }
+      const taxRate = await app.request('PATCH', `/api/v1/quotes/${quoteId}`, { token: org.apiKey, body: { taxRate: 1e-5 } });
+      expect(taxRate.status).toBe(422);
+      const fine = await app.request('PUT', `/api/v1/quotes/${quoteId}/line-items`, { token: org.apiKey, body: { lineItems: [{ description: 'Window', quantity: 1e2, unitPrice: 0.000001 }] } });
+      expect(fine.status).toBe(200);
+    });
   });
-  afterAll(() => app.close());
 
-  it('a quantity or price of 5e-324 or 1e-7 is a validation error with the field path, not a crash', async () => {
-    const quoteId = await f.createQuote(org, await f.submission(org));
-    for (const [field, value] of [['quantity', 5e-324], ['unitPrice', 1e-7], ['quantity', 1.0000001]] as const) {
-      const line = { description: 'Window', quantity: 1, unitPrice: 1, [field]: value };
-      const response = await app.request('PUT', `/api/v1/quotes/${quoteId}/line-items`, { token: org.apiKey, body: { lineItems: [line] } });
+  describe('bodies that are not JSON objects', () => {
+
+    it.each(['null', '[]', '"text"', '42', 'true'])('%s is a 422 naming the body, also where every field is optional, and creates nothing', async (payload) => {
+      const submissionId = await f.submission(org);
+      const response = await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey, payload, headers: { 'content-type': 'application/json' } });
       expect(response.status).toBe(422);
-      expect(response.body.error.details.fields.map((e: { path: string }) => e.path)).toContain(`lineItems[0].${field}`);
-    }
-    const taxRate = await app.request('PATCH', `/api/v1/quotes/${quoteId}`, { token: org.apiKey, body: { taxRate: 1e-5 } });
-    expect(taxRate.status).toBe(422);
-    const fine = await app.request('PUT', `/api/v1/quotes/${quoteId}/line-items`, { token: org.apiKey, body: { lineItems: [{ description: 'Window', quantity: 1e2, unitPrice: 0.000001 }] } });
-    expect(fine.status).toBe(200);
+      expect(response.body.error.details.fields).toEqual([{ path: '', message: 'the body must be a JSON object' }]);
+      expect((await app.request('GET', `/api/v1/quotes?submissionId=${submissionId}`, { token: org.apiKey })).body.data).toEqual([]);
+      // no body at all still means "all defaults"
+      expect((await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey })).status).toBe(201);
+    });
   });
-});
 
-describe('bodies that are not JSON objects', () => {
-  let app: TestApp;
-  let f: QuoteFixtures;
-  let org: Org;
+  describe('overlong path parameters', () => {
 
-  beforeAll(async () => {
-    app = await TestApp.start();
-    f = new QuoteFixtures(app);
-    org = await f.organization();
-  });
-  afterAll(() => app.close());
-
-  it.each(['null', '[]', '"text"', '42', 'true'])('%s is a 422 naming the body, also where every field is optional, and creates nothing', async (payload) => {
-    const submissionId = await f.submission(org);
-    const response = await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey, payload, headers: { 'content-type': 'application/json' } });
-    expect(response.status).toBe(422);
-    expect(response.body.error.details.fields).toEqual([{ path: '', message: 'the body must be a JSON object' }]);
-    expect((await app.request('GET', `/api/v1/quotes?submissionId=${submissionId}`, { token: org.apiKey })).body.data).toEqual([]);
-    // no body at all still means "all defaults"
-    expect((await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey })).status).toBe(201);
-  });
-});
-
-describe('overlong path parameters', () => {
-  let app: TestApp;
-  let org: Org;
-
-  beforeAll(async () => {
-    app = await TestApp.start();
-    org = await new QuoteFixtures(app).organization();
-  });
-  afterAll(() => app.close());
-
-  it.each([
-    ['GET', '/api/v1/quotes/', '', 404, 'not_found'],
-    ['POST', '/storefront/v1/quotes/', '/accept', 404, 'not_found'],
-    // an unknown capability token is 401 first of all (decisions §8)
-    ['GET', '/api/v1/configuration-sessions/', '', 401, 'unauthorized'],
-  ])('%s %s… with a 1,500-character id or token answers in the documented envelope', async (method, prefix, suffix, status, code) => {
-    const response = await app.request(method, `${prefix}${'x'.repeat(1500)}${suffix}`, { token: org.apiKey, body: method === 'GET' ? undefined : {} });
-    expect(response.status).toBe(status);
-    expect(response.body.error.code).toBe(code);
+    it.each([
+      ['GET', '/api/v1/quotes/', '', 404, 'not_found'],
+      ['POST', '/storefront/v1/quotes/', '/accept', 404, 'not_found'],
+      // an unknown capability token is 401 first of all (decisions §8)
+      ['GET', '/api/v1/configuration-sessions/', '', 401, 'unauthorized'],
+    ])('%s %s… with a 1,500-character id or token answers in the documented envelope', async (method, prefix, suffix, status, code) => {
+      const response = await app.request(method, `${prefix}${'x'.repeat(1500)}${suffix}`, { token: org.apiKey, body: method === 'GET' ? undefined : {} });
+      expect(response.status).toBe(status);
+      expect(response.body.error.code).toBe(code);
+    });
   });
 });
