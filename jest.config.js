@@ -17,4 +17,5 @@ module.exports = {
   moduleNameMapper: { '^@lib/([^/]+)$': '<rootDir>/libs/$1/src', '^@lib/([^/]+)/(.*)$': '<rootDir>/libs/$1/src/$2' },
   setupFiles: ['reflect-metadata'],
   testTimeout: 20000,
+  reporters: ['default', '<rootDir>/test/support/tally-reporter.js'],
 };
