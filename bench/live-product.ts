@@ -83,7 +83,7 @@ export async function startProduct(options: ProductOptions): Promise<ProductProc
   const script = join(__dirname, '../apps/api-gateway/src/main.js');
   const child = spawn(process.execPath, [...nodeArgs, script], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stdout!.on('data', (chunk) => (output = (output + chunk).slice(-16_384)));
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}: ${output}`);

@@ -13,7 +13,8 @@ export interface ServerProcess {
 export async function startProcess(script: string, args: string[], env: Record<string, string>, port: number, readyPath: string): Promise<ServerProcess> {
   const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
+  // Only the start-up output is kept, for the error message: request logs would pile up for the whole run.
+  child.stdout!.on('data', (chunk) => (output = (output + chunk).slice(-16_384)));
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {

@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '@lib/shared';
 import { statusOf } from './error-status';
 
@@ -61,9 +61,13 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
   private readonly logger = new Logger('HTTP');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const http = host.switchToHttp();
+    const reply = http.getResponse<FastifyReply>();
     const { status, body, retryAfter } = toErrorResponse(exception);
-    if (status >= 500) this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : String(exception));
+    if (status >= 500) {
+      const message = exception instanceof Error ? exception.stack ?? exception.message : String(exception);
+      this.logger.error({ requestId: http.getRequest<FastifyRequest>().id, msg: message });
+    }
     if (retryAfter !== undefined) reply.header('Retry-After', String(retryAfter));
     if (status === 401) reply.header('WWW-Authenticate', 'Bearer');
     reply.status(status).type('application/json').send(body);

@@ -1,12 +1,13 @@
 import { request } from 'node:http';
 import { Writable } from 'node:stream';
-import { Logger } from '@nestjs/common';
+import { Logger, type ArgumentsHost } from '@nestjs/common';
+import { ErrorEnvelopeFilter } from '@lib/http';
 import Fastify from 'fastify';
 import { createLogger, createNestLogger, registerRequestLogging } from './logging';
 import { requestIdFrom } from './request-id';
 
 describe('request logging', () => {
-  it('gives every line written while a request is handled its request id, also after the body was read', async () => {
+  it('logs every request once with its id, after the body was read and the response was sent', async () => {
     const written: string[] = [];
     const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });
     const root = createLogger({ level: 'info', name: 'test', destination });
@@ -39,8 +40,10 @@ describe('request logging', () => {
       Logger.overrideLogger(false);
     }
     const lines = written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
-    expect(lines.find((l) => l.context === 'Handler')).toMatchObject({ level: 'warn', requestId: 'req-42', msg: 'handling box with Bearer [redacted]' });
-    expect(lines.find((l) => l.msg === 'request completed')).toMatchObject({ requestId: 'req-42', req: { method: 'POST', url: '/things' }, res: { statusCode: 200 } });
+    expect(lines.find((l) => l.context === 'Handler')).toMatchObject({ level: 'warn', msg: 'handling box with Bearer [redacted]' });
+    expect(lines.filter((l) => l.msg === 'request completed')).toEqual([
+      expect.objectContaining({ requestId: 'req-42', req: { method: 'POST', url: '/things' }, res: { statusCode: 200 } }),
+    ]);
     expect(lines.find((l) => l.msg === 'outside any request')?.requestId).toBeUndefined();
   });
 
@@ -56,7 +59,7 @@ describe('request logging', () => {
     expect(written.join('')).not.toContain('SECRET3');
   });
 
-  it('writes no request lines above info, while other lines keep the request id', async () => {
+  it('writes no request lines above info, while other lines are still written', async () => {
     const written: string[] = [];
     const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });
     const root = createLogger({ level: 'warn', name: 'test', destination });
@@ -76,6 +79,33 @@ describe('request logging', () => {
     }
     const lines = written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
     expect(lines.map((l) => l.msg)).toEqual(['something odd']);
-    expect(lines[0].requestId).toBe('req-7');
+  });
+
+  it('puts the request id on the line of a request that failed with a 5xx, with its stack redacted', async () => {
+    const written: string[] = [];
+    const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });
+    const root = createLogger({ level: 'info', name: 'test', destination });
+    Logger.overrideLogger(createNestLogger(root));
+    const filter = new ErrorEnvelopeFilter();
+    const fastify = Fastify({ genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']) });
+    registerRequestLogging(fastify, root);
+    fastify.setErrorHandler((error, request, reply) => {
+      filter.catch(error, { switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }) } as unknown as ArgumentsHost);
+    });
+    fastify.get('/broken', async () => {
+      throw new Error('store down for qk_live_0123456789abcdefghijABCDEFGHIJ01');
+    });
+    try {
+      const res = await fastify.inject({ method: 'GET', url: '/broken', headers: { 'x-request-id': 'req-500' } });
+      expect(res.statusCode).toBe(500);
+    } finally {
+      await fastify.close();
+      Logger.overrideLogger(false);
+    }
+    const lines = written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const failure = lines.find((l) => l.level === 'error' && l.context === 'HTTP');
+    expect(failure).toMatchObject({ requestId: 'req-500' });
+    expect(failure.msg).toContain('store down for');
+    expect(written.join('')).not.toContain('qk_live_0123456789');
   });
 });

@@ -1,7 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger as NestPinoLogger, PinoLogger } from 'nestjs-pino';
-import { storage, type Store } from 'nestjs-pino/storage';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { redactText, redactUrl } from './redaction';
 import { REQUEST_ID_HEADER } from './request-id';
@@ -55,7 +54,14 @@ export function createLogger(options: { level: string; name: string; destination
       serializers: { err: errorSerializer },
       hooks: {
         logMethod(args, method) {
-          for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = redactText(args[i] as string);
+          for (let i = 0; i < args.length; i++) {
+            const arg = args[i] as unknown;
+            if (typeof arg === 'string') args[i] = redactText(arg);
+            // A message given as the logged object's `msg` (how nestjs-pino passes an object with one) is text too.
+            else if (arg && typeof arg === 'object' && typeof (arg as { msg?: unknown }).msg === 'string') {
+              args[i] = { ...(arg as object), msg: redactText((arg as { msg: string }).msg) } as never;
+            }
+          }
           return method.apply(this, args as Parameters<typeof method>);
         },
       },
@@ -68,11 +74,10 @@ export function createLogger(options: { level: string; name: string; destination
 
 /**
  * Nest's LoggerService on top of the root logger (nestjs-pino): every `new Logger(context)` of
- * the code base writes JSON through it, and inside a request the line carries that request's
- * `requestId` (the request logger is found in nestjs-pino's async context).
+ * the code base writes JSON through it.
  */
 export function createNestLogger(root: Logger): LoggerService {
-  const pinoLogger = new PinoLogger({ pinoHttp: { logger: root } });
+  const pinoLogger = new RootPinoLogger(root);
   return new (class extends NestPinoLogger {
     override log(message: unknown, ...optionalParams: unknown[]): void {
       const context = optionalParams[optionalParams.length - 1];
@@ -83,32 +88,38 @@ export function createNestLogger(root: Logger): LoggerService {
 }
 
 /**
+ * nestjs-pino's PinoLogger writes through a logger kept in a module variable, set by the first
+ * instance of the process; this one always writes through the root logger it was given.
+ */
+class RootPinoLogger extends PinoLogger {
+  constructor(private readonly root: Logger) {
+    super({ pinoHttp: { logger: root } });
+  }
+
+  override get logger(): Logger {
+    return this.root;
+  }
+}
+
+/**
  * Per-request logging on Fastify, registered before any other hook so that requests refused early
  * (401, 415, 429) are logged and answered with their id too. The request id is Fastify's
- * `request.id` (see requestIdFrom), echoed as X-Request-Id. Every log line written while the
- * request is handled carries it as `requestId` (the request's logger sits in nestjs-pino's async
- * context, created only when something logs); one `request completed` line follows the response.
- * This is what pino-http does, written as two Fastify hooks at half its per-request cost
+ * `request.id` (see requestIdFrom), echoed as X-Request-Id; one `request completed` line with it
+ * follows the response, and the error filter puts it on the line of a 5xx.
+ *
+ * Lines that deeper code writes while a request runs do not carry the id: that would need an
+ * AsyncLocalStorage context per request, and on Node 20 entering one turns on promise hooks for
+ * every promise of the process, which measured 63 µs of CPU per request, 44 % of a `/healthz`
  * (docs/decisions/observability.md).
  */
 export function registerRequestLogging(fastify: FastifyInstance, root: Logger): void {
-  // Above `info` there are no request lines, and no per-request listener either (5xx errors are
-  // still logged by the error filter, with the request id).
+  // Above `info` there are no request lines, and no per-request listener either.
   const logRequests = root.isLevelEnabled('info');
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
-    let logger: Logger | undefined;
-    const context = {
-      get logger(): Logger {
-        return (logger ??= root.child({ requestId: request.id }));
-      },
-      set logger(value: Logger) {
-        logger = value;
-      },
-    };
     // On the socket's close rather than in onResponse: hijacked responses (SSE streams) are logged too.
     if (logRequests && !QUIET_PATHS.has(request.url.split('?', 1)[0])) reply.raw.once('close', () => logCompleted(root, request, reply));
-    storage.run(context as Store, done);
+    done();
   });
 }
 
