@@ -49,6 +49,16 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       expect(res.status).toBe(401);
     });
 
+    it('refuses a key that worked a moment ago once its organization moves to a plan without API access', async () => {
+      const moving = await app.createOrganization();
+      expect((await app.request('GET', '/api/v1/organization', { token: moving.apiKey })).status).toBe(200);
+      const patched = await app.request('PATCH', `/admin/v1/organizations/${moving.organizationId}`, { token: ADMIN_TOKEN, body: { plan: 'essential' } });
+      expect(patched.status).toBe(200);
+      const res = await app.request('GET', '/api/v1/organization', { token: moving.apiKey });
+      expect(res.status).toBe(403);
+      expect(res.body.error.code).toBe('forbidden_plan');
+    });
+
     it('lets a read-only key read but not write', async () => {
       expect((await app.request('GET', '/api/v1/organization', { token: org.readOnlyKey })).status).toBe(200);
       const res = await app.request('POST', '/api/v1/contacts', { token: org.readOnlyKey, body: { email: 'a@example.com' } });

@@ -153,6 +153,18 @@ export class ActiveProjectionReadStore extends ReadStore {
   close(): Promise<void> {
     return this.engine.close();
   }
+
+  /**
+   * The live generation's token, tagged with its name, so a switch to another generation changes
+   * it too. None while the pointers are due for a refresh: the old generation no longer receives
+   * writes after a switch, so its token alone would hide them; the caller's read refreshes them.
+   */
+  override changeToken(collection: string): string | null {
+    if (performance.now() - this.loadedAt >= this.refreshMs) return null;
+    const physical = this.names.get(collection) ?? collection;
+    const token = this.engine.changeToken(physical);
+    return token === null ? null : `${physical}:${token}`;
+  }
 }
 
 /** The physical store behind a read store (itself when it resolves no pointers). */

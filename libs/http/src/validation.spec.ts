@@ -1,5 +1,8 @@
-import type { ValidationError } from '@nestjs/common';
-import { flattenValidationErrors } from './validation';
+import type { ArgumentMetadata, ValidationError } from '@nestjs/common';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Min } from 'class-validator';
+import { ValidationFailed } from '@lib/shared';
+import { createValidationPipe, flattenValidationErrors } from './validation';
 
 const error = (property: string | undefined, constraints?: Record<string, string>, children: ValidationError[] = []): ValidationError =>
   ({ property, constraints, children }) as ValidationError;
@@ -22,5 +25,37 @@ describe('flattenValidationErrors', () => {
       { path: 'lineItems', message: 'lineItems must be an array' },
       { path: '', message: 'an unknown value was passed' },
     ]);
+  });
+});
+
+describe('the validation pipe with queries it has seen', () => {
+  class Query {
+    @Type(() => Number) @IsOptional() @IsInt() @Min(1) limit?: number;
+    @IsOptional() @IsString() cursor?: string;
+  }
+  const pipe = createValidationPipe();
+  const asQuery = { type: 'query', metatype: Query } as ArgumentMetadata;
+
+  it('answers a repeated query with a fresh instance of the same values', async () => {
+    const first = (await pipe.transform({ limit: '5' }, asQuery)) as Query;
+    first.limit = 99;
+    const second = (await pipe.transform({ limit: '5' }, asQuery)) as Query;
+    expect(second).toBeInstanceOf(Query);
+    expect(second).toEqual(Object.assign(new Query(), { limit: 5 }));
+    expect(second).not.toBe(first);
+  });
+
+  it('refuses an invalid query every time, and a valid one seen before does not make another pass', async () => {
+    await pipe.transform({ limit: '5' }, asQuery);
+    for (let i = 0; i < 2; i++) {
+      await expect(pipe.transform({ limit: '0' }, asQuery)).rejects.toBeInstanceOf(ValidationFailed);
+      await expect(pipe.transform({ limit: '5', extra: 'x' }, asQuery)).rejects.toBeInstanceOf(ValidationFailed);
+    }
+  });
+
+  it('validates bodies every time', async () => {
+    const asBody = { type: 'body', metatype: Query } as ArgumentMetadata;
+    expect(await pipe.transform({ limit: 5 }, asBody)).toEqual(Object.assign(new Query(), { limit: 5 }));
+    await expect(pipe.transform({ limit: 0 }, asBody)).rejects.toBeInstanceOf(ValidationFailed);
   });
 });

@@ -32,6 +32,19 @@ const SECRET_FIELDS = [
   'password',
 ];
 
+let lastMillisecond = 0;
+let lastTime = '';
+
+/** pino's isoTime, formatted once per millisecond: a busy process writes many lines in one. */
+function isoTimeOfMillisecond(): string {
+  const now = Date.now();
+  if (now !== lastMillisecond) {
+    lastMillisecond = now;
+    lastTime = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return lastTime;
+}
+
 const errorSerializer = (error: unknown) => {
   const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
   if (typeof serialized?.message === 'string') serialized.message = redactText(serialized.message);
@@ -48,7 +61,7 @@ export function createLogger(options: { level: string; name: string; destination
     {
       level: options.level,
       base: { process: options.name, pid: process.pid },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTimeOfMillisecond,
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: SECRET_FIELDS, censor: '[redacted]' },
       serializers: { err: errorSerializer },

@@ -88,4 +88,13 @@ export abstract class ReadStore {
   /** Saves several checkpoints in one write. */
   abstract saveCheckpoints(checkpoints: Array<{ name: string; position: number }>): Promise<void>;
   abstract close(): Promise<void>;
+
+  /**
+   * A value that differs after every write to the collection, by this process or any other, so
+   * that whatever was read while it stayed the same may be answered again without reading. Null
+   * when the engine cannot tell without a round trip: then nothing read from it may be kept.
+   */
+  changeToken(_collection: string): string | null {
+    return null;
+  }
 }

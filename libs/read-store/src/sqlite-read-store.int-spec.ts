@@ -25,6 +25,27 @@ describe('SqliteReadStore on a file', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('sees in findJson and in change tokens what another connection commits, from the next turn of the event loop on', async () => {
+    const file = join(dir, 'read.db');
+    const gateway = new SqliteReadStore({ file });
+    const projector = new SqliteReadStore({ file });
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    const options = { sort: [{ field: 'n', direction: 'asc' as const }, { field: 'id', direction: 'asc' as const }], limit: 10 };
+    try {
+      await projector.upsert([{ collection: 'quotes_v1', document: { id: 'a', n: 1, item: 'first' } }]);
+      await nextTurn();
+      const before = gateway.changeToken('quotes_v1');
+      expect((await gateway.findJson('quotes_v1', 'item', options)).items).toEqual(['"first"']);
+      await projector.upsert([{ collection: 'quotes_v1', document: { id: 'a', n: 1, item: 'second' } }]);
+      await nextTurn();
+      expect(gateway.changeToken('quotes_v1')).not.toBe(before);
+      expect((await gateway.findJson('quotes_v1', 'item', options)).items).toEqual(['"second"']);
+    } finally {
+      await gateway.close();
+      await projector.close();
+    }
+  });
+
   it('keeps documents, indexes and checkpoints when closed and reopened', async () => {
     const file = join(dir, 'nested', 'read.db');
     const first = new SqliteReadStore({ file });

@@ -13,6 +13,7 @@ import {
   SortKey,
 } from './read-store.port';
 import { readPath, withPath } from './document-paths';
+import { JsonPageCache } from './json-page-cache';
 
 export interface SqliteReadStoreOptions {
   /** Database file (its directory is created if missing), or `':memory:'` for tests. */
@@ -25,6 +26,8 @@ export interface SqliteReadStoreOptions {
    * syncs each commit to disk.
    */
   synchronous?: 'NORMAL' | 'FULL';
+  /** Memory for pages of `findJson` kept until their collection changes (0: none kept). */
+  pageCacheBytes?: number;
 }
 
 /** Synchronous access to the store inside `SqliteReadStore.transaction`. */
@@ -40,6 +43,7 @@ const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
 const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const TABLE_PREFIX = 'coll_';
 const MAX_CACHED_STATEMENTS = 500;
+const DEFAULT_PAGE_CACHE_BYTES = 16 * 1024 * 1024;
 
 type SqlValue = string | number | bigint | null;
 
@@ -61,6 +65,11 @@ export class SqliteReadStore extends ReadStore {
   private readonly tables = new Set<string>();
   /** Runs reads in one read transaction, so they see the same snapshot. */
   private readonly inSnapshot: <T>(read: () => T) => T;
+  /** Writes made through this connection, per table: commits of other connections show in `data_version`. */
+  private readonly writesByTable = new Map<string, number>();
+  private readonly dataVersion: Database.Statement;
+  private dataVersionOfTurn: number | null = null;
+  private readonly pages: JsonPageCache | null;
   private readonly tx: ReadStoreTransaction = {
     get: <T extends ReadDocument>(collection: string, id: string) => this.getNow<T>(collection, id),
     upsert: (writes) => this.upsertNow(writes),
@@ -74,6 +83,40 @@ export class SqliteReadStore extends ReadStore {
     this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000, options.synchronous ?? 'NORMAL');
     this.db.exec('CREATE TABLE IF NOT EXISTS read_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
     this.inSnapshot = this.db.transaction((read: () => unknown) => read()).deferred as <T>(read: () => T) => T;
+    this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
+    const pageCacheBytes = options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES;
+    this.pages = pageCacheBytes > 0 ? new JsonPageCache(pageCacheBytes) : null;
+  }
+
+  /**
+   * `data_version` changes when another connection (another process, or another store on the
+   * same file) commits; the table's own counter when this connection writes to it. Writes of a
+   * transaction that rolls back count as well, which costs a needless re-read at most.
+   */
+  override changeToken(collection: string): string {
+    return `${this.currentDataVersion()}:${this.writesByTable.get(tableName(collection)) ?? 0}`;
+  }
+
+  /**
+   * Read at most once per turn of the event loop: each read starts a WAL read transaction, which
+   * costs system calls, and a request asks for several tokens. A commit that a client saw before
+   * it sent a request happened before the turn that receives the request began, so that turn's
+   * first read sees it.
+   */
+  private currentDataVersion(): number {
+    if (this.dataVersionOfTurn === null) {
+      this.dataVersionOfTurn = this.dataVersion.get() as number;
+      setImmediate(this.forgetDataVersion);
+    }
+    return this.dataVersionOfTurn;
+  }
+
+  private readonly forgetDataVersion = (): void => {
+    this.dataVersionOfTurn = null;
+  };
+
+  private wrote(table: string): void {
+    this.writesByTable.set(table, (this.writesByTable.get(table) ?? 0) + 1);
   }
 
   /**
@@ -123,6 +166,18 @@ export class SqliteReadStore extends ReadStore {
   }
 
   async findJson(collection: string, field: string, options: FindOptions): Promise<FindResult<string>> {
+    if (!this.pages) return this.findJsonNow(collection, field, options);
+    // The token is taken before the read: a write landing after it makes the kept page miss.
+    const token = this.changeToken(collection);
+    const key = `${collection}\u0000${field}\u0000${JSON.stringify([options.filter, options.sort, options.limit, options.after])}`;
+    const kept = this.pages.get(key, token);
+    if (kept) return kept;
+    const result = this.findJsonNow(collection, field, options);
+    this.pages.set(key, token, result);
+    return result;
+  }
+
+  private findJsonNow(collection: string, field: string, options: FindOptions): FindResult<string> {
     const keys = sortKeys(options).map(({ field: key }) => fieldSql(key));
     const rows = this.findRows(collection, [jsonSql(field), ...keys], options);
     const page = rows.slice(0, options.limit);
@@ -194,6 +249,7 @@ export class SqliteReadStore extends ReadStore {
   async dropCollection(collection: string): Promise<void> {
     const table = tableName(collection);
     this.db.exec(`DROP TABLE IF EXISTS "${table}"`);
+    this.wrote(table);
     this.forget(collection);
   }
 
@@ -238,6 +294,7 @@ export class SqliteReadStore extends ReadStore {
       const table = tableName(collection);
       if (typeof document?.id !== 'string' || document.id === '') throw new TypeError('a document needs a string id');
       this.ensureTable(collection);
+      this.wrote(table);
       if (guard) {
         const path = fieldSql(guard.field);
         // The stored document carries the guard value, so the next write is guarded against it.
@@ -257,6 +314,7 @@ export class SqliteReadStore extends ReadStore {
 
   private deleteNow(collection: string, id: string): void {
     const table = tableName(collection);
+    this.wrote(table);
     this.readTable(collection, undefined, () => this.statement(`DELETE FROM "${table}" WHERE id = ?`).run(id));
   }
 

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CredentialResolver, type ApiKeyIdentity } from '@lib/http';
 import { ReadStore } from '@lib/read-store';
@@ -15,7 +15,7 @@ export function generateApiKey(): string {
 
 /** Keys are stored only as this hash; the raw key is shown once. */
 export function hashApiKey(rawKey: string): string {
-  return createHash('sha256').update(rawKey).digest('hex');
+  return hash('sha256', rawKey, 'hex');
 }
 
 export function constantTimeEquals(a: string, b: string): boolean {
@@ -24,9 +24,19 @@ export function constantTimeEquals(a: string, b: string): boolean {
   return timingSafeEqual(left, right) && a.length === b.length;
 }
 
-/** Resolves the credentials of each request: API keys by hash, the admin token in constant time. */
+/** How many resolved keys a process keeps; the least recently used go first. */
+const RESOLVED_KEYS_KEPT = 10_000;
+
+/**
+ * Resolves the credentials of each request: API keys by hash, the admin token in constant time.
+ * A resolved key is kept while the read models it came from are unchanged (their change tokens),
+ * so a revoked key or a changed plan is seen by the next request, while the requests in between
+ * skip two reads. Where the read store cannot give change tokens, every request reads.
+ */
 @Injectable()
 export class OrganizationCredentialResolver extends CredentialResolver {
+  private readonly resolved = new Map<string, { identity: ApiKeyIdentity; token: string }>();
+
   constructor(
     private readonly reads: ReadStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -36,11 +46,37 @@ export class OrganizationCredentialResolver extends CredentialResolver {
 
   async resolveApiKey(rawKey: string): Promise<ApiKeyIdentity | null> {
     if (!API_KEY_PATTERN.test(rawKey)) return null;
-    const key = await this.reads.get<ApiKeyDocument>(API_KEYS, hashApiKey(rawKey));
+    const hash = hashApiKey(rawKey);
+    // Taken before the reads: a write that lands during them makes the kept answer miss next time.
+    const token = this.changeToken();
+    const kept = this.resolved.get(hash);
+    if (kept) {
+      this.resolved.delete(hash);
+      if (kept.token === token) {
+        this.resolved.set(hash, kept);
+        return kept.identity;
+      }
+    }
+    const identity = await this.lookUp(hash);
+    if (identity && token !== null) {
+      this.resolved.set(hash, { identity, token });
+      if (this.resolved.size > RESOLVED_KEYS_KEPT) this.resolved.delete(this.resolved.keys().next().value as string);
+    }
+    return identity;
+  }
+
+  private async lookUp(hash: string): Promise<ApiKeyIdentity | null> {
+    const key = await this.reads.get<ApiKeyDocument>(API_KEYS, hash);
     if (!key || key.revoked) return null;
     const org = await this.reads.get<OrganizationDocument>(ORGANIZATIONS, key.organizationId);
     if (!org) return null;
     return { organizationId: key.organizationId, keyId: key.keyId, readOnly: key.readOnly, planAllowsApi: planAllowsApi(org.plan) };
+  }
+
+  private changeToken(): string | null {
+    const keys = this.reads.changeToken(API_KEYS);
+    const organizations = this.reads.changeToken(ORGANIZATIONS);
+    return keys === null || organizations === null ? null : `${keys}|${organizations}`;
   }
 
   isAdminToken(token: string): boolean {

@@ -265,6 +265,39 @@ export function describeReadStoreContract(
       });
     });
 
+    describe('change tokens', () => {
+      it('gives a token that differs after every write to the collection, or none at all', async () => {
+        const quotes = newCollection();
+        const tokens = [store.changeToken(quotes)];
+        await store.upsert([{ collection: quotes, document: { id: 'q1', n: 1 } }]);
+        tokens.push(store.changeToken(quotes));
+        await store.upsert([{ collection: quotes, document: { id: 'q1', n: 2 } }]);
+        tokens.push(store.changeToken(quotes));
+        await store.delete(quotes, 'q1');
+        tokens.push(store.changeToken(quotes));
+        if (tokens[0] === null) {
+          // An engine without tokens must never give one: a token that does not change would hide writes.
+          expect(tokens).toEqual([null, null, null, null]);
+        } else {
+          expect(new Set(tokens).size).toBe(tokens.length);
+        }
+      });
+
+      it('answers findJson with every write made since the same page was last read', async () => {
+        const quotes = newCollection();
+        const options: FindOptions = { sort: [{ field: 'n', direction: 'asc' }, { field: 'id', direction: 'asc' }], limit: 10 };
+        await store.upsert([{ collection: quotes, document: { id: 'a', n: 1, item: { v: 1 } } }]);
+        expect((await store.findJson(quotes, 'item', options)).items).toEqual(['{"v":1}']);
+        await store.upsert([{ collection: quotes, document: { id: 'a', n: 1, item: { v: 2 } } }, { collection: quotes, document: { id: 'b', n: 2, item: { v: 3 } } }]);
+        expect((await store.findJson(quotes, 'item', options)).items).toEqual(['{"v":2}', '{"v":3}']);
+        await store.delete(quotes, 'b');
+        const page = await store.findJson(quotes, 'item', options);
+        expect(page.items).toEqual(['{"v":2}']);
+        page.items.push('changed by the caller');
+        expect((await store.findJson(quotes, 'item', options)).items).toEqual(['{"v":2}']);
+      });
+    });
+
     describe('keyset paging', () => {
       /** 40 documents with many ties, and sort fields that are sometimes null or missing. */
       const documents: ReadDocument[] = Array.from({ length: 40 }, (_, i) => {
