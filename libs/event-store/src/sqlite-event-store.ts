@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
+import { closeSqliteDatabase, openSqliteDatabase } from '@lib/shared';
 import {
   AppendResult,
   EventData,
@@ -121,7 +121,8 @@ export class SqliteEventStore extends EventStore {
       retryDelayMs: options.retryDelayMs ?? 100,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 5_000,
     };
-    this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000);
+    // FULL syncs the WAL on every commit: an acknowledged append survives a crash or power loss.
+    this.db = openSqliteDatabase(options.file, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, synchronous: 'FULL' });
     this.db.exec(SCHEMA);
     this.signal = options.file === ':memory:' ? `memory:${randomUUID()}` : resolve(options.file);
     // Called inside appendAll's transaction, a better-sqlite3 transaction function opens a savepoint.
@@ -176,7 +177,7 @@ export class SqliteEventStore extends EventStore {
   async close(): Promise<void> {
     if (this.db.open) this.commitQueued();
     await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
-    if (this.db.open) this.db.close();
+    closeSqliteDatabase(this.db);
   }
 
   /** Writes every queued append in one transaction and settles each once the commit is durable. */
@@ -364,15 +365,6 @@ class SqliteSubscription implements Subscription {
   }
 }
 
-function openDatabase(file: string, busyTimeoutMs: number): Database.Database {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file, { timeout: busyTimeoutMs });
-  db.pragma('journal_mode = WAL');
-  // FULL syncs the WAL on every commit: an acknowledged append survives a crash or power loss.
-  db.pragma('synchronous = FULL');
-  db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
-  return db;
-}
 
 function revisionMatches(expected: ExpectedRevision, actual: number | 'no_stream'): boolean {
   switch (expected) {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
+import { closeSqliteDatabase, openSqliteDatabase } from '@lib/shared';
 import { BusMessage, ConsumedMessage, ConsumeOptions, Consumer, MessageBus } from './message-bus.port';
 import { backoffDelay, Sleeper } from './sleeper';
 
@@ -119,7 +119,7 @@ export class SqliteMessageBus extends MessageBus {
       maxRetryDelayMs: options.maxRetryDelayMs ?? 10_000,
       leaseMs: options.leaseMs ?? 30_000,
     };
-    this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000, options.synchronous ?? 'NORMAL');
+    this.db = openSqliteDatabase(options.file, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, synchronous: options.synchronous ?? 'NORMAL' });
     this.db.exec(SCHEMA);
     this.signal = options.file === ':memory:' ? `memory:${randomUUID()}` : resolve(options.file);
     this.append = this.db.transaction((topic: string, messages: BusMessage[]) => this.appendNow(topic, messages)).immediate;
@@ -180,7 +180,7 @@ export class SqliteMessageBus extends MessageBus {
 
   async close(): Promise<void> {
     await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
-    if (this.db.open) this.db.close();
+    closeSqliteDatabase(this.db);
   }
 
   private appendNow(topic: string, messages: BusMessage[]): void {
@@ -357,14 +357,6 @@ class SqliteConsumer implements Consumer {
   }
 }
 
-function openDatabase(file: string, busyTimeoutMs: number, synchronous: 'NORMAL' | 'FULL'): Database.Database {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file, { timeout: busyTimeoutMs });
-  db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${synchronous}`);
-  db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
-  return db;
-}
 
 /** FNV-1a over the key's UTF-8 bytes: the same key always lands in the same partition. */
 function partitionOf(key: string, partitions: number): number {

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { closeSqliteDatabase, openSqliteDatabase } from '@lib/shared';
 import {
   Filter,
   FindOptions,
@@ -80,7 +79,7 @@ export class SqliteReadStore extends ReadStore {
 
   constructor(options: SqliteReadStoreOptions) {
     super();
-    this.db = openDatabase(options.file, options.busyTimeoutMs ?? 5_000, options.synchronous ?? 'NORMAL');
+    this.db = openSqliteDatabase(options.file, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, synchronous: options.synchronous ?? 'NORMAL' });
     this.db.exec('CREATE TABLE IF NOT EXISTS read_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
     this.inSnapshot = this.db.transaction((read: () => unknown) => read()).deferred as <T>(read: () => T) => T;
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
@@ -277,7 +276,7 @@ export class SqliteReadStore extends ReadStore {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    closeSqliteDatabase(this.db);
   }
 
   private getNow<T extends ReadDocument>(collection: string, id: string): T | null {
@@ -375,15 +374,6 @@ export class SqliteReadStore extends ReadStore {
   }
 }
 
-function openDatabase(file: string, busyTimeoutMs: number, synchronous: 'NORMAL' | 'FULL'): Database.Database {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file, { timeout: busyTimeoutMs });
-  db.pragma('journal_mode = WAL');
-  // Read models are derived data: a process crash loses nothing in WAL mode either way.
-  db.pragma(`synchronous = ${synchronous}`);
-  db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
-  return db;
-}
 
 function tableName(collection: string): string {
   if (typeof collection !== 'string' || !COLLECTION_NAME.test(collection)) {

@@ -5,3 +5,4 @@ export * from './html';
 export * from './config';
 export * from './money';
 export * from './keys';
+export * from './sqlite';

@@ -1,0 +1,155 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { Logger } from '@nestjs/common';
+import Database from 'better-sqlite3';
+
+export interface SqliteOptions {
+  /** How long a writer waits for another process holding the write lock. */
+  busyTimeoutMs: number;
+  /** `FULL` syncs every commit; `NORMAL` keeps every commit across a process crash (WAL). */
+  synchronous: 'NORMAL' | 'FULL';
+}
+
+/**
+ * Opens one of the embedded stores' SQLite files (its directory is created if missing) in WAL
+ * mode. The WAL is copied back into the database by a background thread (see
+ * BackgroundCheckpoints), not by whichever commit happens to fill it: that copy and its fsync
+ * held up the event loop for milliseconds at a time. Close it with closeSqliteDatabase.
+ */
+export function openSqliteDatabase(file: string, options: SqliteOptions): Database.Database {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file, { timeout: options.busyTimeoutMs });
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${options.synchronous}`);
+  db.pragma(`busy_timeout = ${Math.floor(options.busyTimeoutMs)}`);
+  if (file !== ':memory:') backgroundCheckpoints.add(db, file);
+  return db;
+}
+
+export function closeSqliteDatabase(db: Database.Database): void {
+  backgroundCheckpoints.remove(db);
+  if (db.open) db.close();
+}
+
+/** A WAL past this size is checkpointed; SQLite's own default is 1,000 pages of 4 KiB. */
+const CHECKPOINT_AT_BYTES = 4 * 1024 * 1024;
+const CHECK_EVERY_MS = 200;
+const KEPT_WAL_BYTES = 16 * 1024 * 1024;
+/** SQLite's default, restored where the thread cannot do the work. */
+const AUTOMATIC_CHECKPOINT_PAGES = 1000;
+
+/**
+ * One thread per process that checkpoints the WAL of every open store file with a connection of
+ * its own. PASSIVE checkpoints never wait for or block readers and writers; a commit that finds
+ * the WAL fully checkpointed starts it again from its beginning, so it does not grow without
+ * end. Durability is unchanged: a checkpoint copies committed pages, syncing the WAL before and
+ * the database after. Should the thread fail, the connections go back to SQLite's automatic
+ * checkpoints.
+ */
+class BackgroundCheckpoints {
+  private readonly logger = new Logger('SqliteCheckpoints');
+  private readonly connections = new Map<Database.Database, string>();
+  private readonly files = new Map<string, number>();
+  private worker: Worker | null = null;
+
+  add(db: Database.Database, file: string): void {
+    const path = resolve(file);
+    if (!this.start()) return;
+    db.pragma('wal_autocheckpoint = 0');
+    // A WAL that grew during a burst is cut back to this when a commit starts it again.
+    db.pragma(`journal_size_limit = ${KEPT_WAL_BYTES}`);
+    this.connections.set(db, path);
+    const count = this.files.get(path) ?? 0;
+    this.files.set(path, count + 1);
+    if (count === 0) this.worker!.postMessage({ add: path });
+  }
+
+  remove(db: Database.Database): void {
+    const path = this.connections.get(db);
+    if (path === undefined) return;
+    this.connections.delete(db);
+    const count = (this.files.get(path) ?? 1) - 1;
+    if (count > 0) {
+      this.files.set(path, count);
+      return;
+    }
+    this.files.delete(path);
+    this.worker?.postMessage({ remove: path });
+    if (this.files.size === 0) this.stop();
+  }
+
+  private start(): boolean {
+    if (this.worker) return true;
+    try {
+      this.worker = new Worker(CHECKPOINTER_SOURCE, {
+        eval: true,
+        workerData: { driver: require.resolve('better-sqlite3'), checkpointAtBytes: CHECKPOINT_AT_BYTES, checkEveryMs: CHECK_EVERY_MS },
+      });
+    } catch (error) {
+      this.logger.warn(`no checkpoint thread (${String(error)}); SQLite checkpoints on commit`);
+      return false;
+    }
+    // The thread never keeps the process alive: the stores' own work does.
+    this.worker.unref();
+    const worker = this.worker;
+    worker.on('error', (error) => this.failed(worker, error));
+    worker.on('exit', (code) => this.failed(worker, new Error(`exited with ${code}`)));
+    return true;
+  }
+
+  private stop(): void {
+    const worker = this.worker;
+    this.worker = null;
+    void worker?.terminate();
+  }
+
+  private failed(worker: Worker, error: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    this.logger.error(`the checkpoint thread failed (${error.message}); SQLite checkpoints on commit again`);
+    for (const db of this.connections.keys()) if (db.open) db.pragma(`wal_autocheckpoint = ${AUTOMATIC_CHECKPOINT_PAGES}`);
+    this.connections.clear();
+    this.files.clear();
+  }
+}
+
+const backgroundCheckpoints = new BackgroundCheckpoints();
+
+const CHECKPOINTER_SOURCE = `
+const { statSync } = require('node:fs');
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const open = new Map();
+parentPort.on('message', (message) => {
+  if (message.add && !open.has(message.add)) {
+    const db = new Database(message.add, { timeout: 0 });
+    db.pragma('wal_autocheckpoint = 0');
+    open.set(message.add, db);
+  }
+  if (message.remove && open.has(message.remove)) {
+    open.get(message.remove).close();
+    open.delete(message.remove);
+    checkpointedAt.delete(message.remove);
+  }
+});
+// The WAL's modification time when it was last checkpointed: a checkpoint does not write the WAL.
+const checkpointedAt = new Map();
+setInterval(() => {
+  for (const [file, db] of open) {
+    let wal;
+    try {
+      wal = statSync(file + '-wal');
+    } catch {
+      continue;
+    }
+    if (wal.size < workerData.checkpointAtBytes || checkpointedAt.get(file) === wal.mtimeMs) continue;
+    try {
+      db.pragma('wal_checkpoint(PASSIVE)');
+      checkpointedAt.set(file, wal.mtimeMs);
+    } catch {
+      // Busy (another process is checkpointing) or closing: the next round tries again.
+    }
+  }
+}, workerData.checkEveryMs);
+`;
