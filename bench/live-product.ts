@@ -8,8 +8,8 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
+import { BENCH_ADMIN_TOKEN, benchProductEnv } from './seed';
 
-export const BENCH_ADMIN_TOKEN = 'adm_bench_0123456789abcdefghij';
 
 export interface ProductProcess {
   child: ChildProcess;
@@ -67,15 +67,9 @@ export async function startProduct(options: ProductOptions): Promise<ProductProc
   }
   const env = {
     ...process.env,
-    PORT: String(port),
+    ...benchProductEnv(dataDir, port),
     HOST: '127.0.0.1',
     PUBLIC_BASE_URL: baseUrl,
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
-    SEED_DEMO: 'false',
-    RATE_LIMIT_IP_PER_MIN: '0',
-    RATE_LIMIT_KEY_PER_MIN: '0',
-    RATE_LIMIT_CAPABILITY_PER_MIN: '0',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     BENCH_LOOP_PROBE_FILE: loopProbeFile,
     ...options.env,

@@ -19,8 +19,9 @@ export interface SeededOrganization {
   templateId: string;
 }
 
-export async function startGateway(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
-  return startProcess(join(__dirname, '../apps/api-gateway/src/main.js'), [], {
+/** The product as the benchmarks run it: a fresh data directory, the bench admin token, no demo, no rate limits. */
+export function benchProductEnv(dataDir: string, port: number): Record<string, string> {
+  return {
     PORT: String(port),
     DATA_DIR: dataDir,
     ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
@@ -28,8 +29,11 @@ export async function startGateway(dataDir: string, port: number, extraEnv: Reco
     RATE_LIMIT_IP_PER_MIN: '0',
     RATE_LIMIT_KEY_PER_MIN: '0',
     RATE_LIMIT_CAPABILITY_PER_MIN: '0',
-    ...extraEnv,
-  }, port, '/healthz');
+  };
+}
+
+export async function startGateway(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+  return startProcess(join(__dirname, '../apps/api-gateway/src/main.js'), [], { ...benchProductEnv(dataDir, port), ...extraEnv }, port, '/healthz');
 }
 
 export async function seedOrganization(baseUrl: string): Promise<SeededOrganization> {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
-import { EventStoreDbEventStore } from '@lib/event-store';
+import { EventStoreDbEventStore } from '@lib/event-store/eventstoredb-event-store';
 import { loadConfig } from '@lib/shared';
 
 /**

@@ -9,7 +9,7 @@ import { MongoClient } from 'mongodb';
 import { ObservabilityModule } from '@lib/observability';
 import { DomainModule } from '@lib/bootstrap';
 import { CreateApiKey, CreateOrganization, type CreatedApiKey } from '@lib/organizations';
-import { withDatabase } from '@lib/read-store';
+import { withDatabase } from '@lib/read-store/mongo-read-store';
 import { requireMongoUrl, uniqueDatabaseName } from '@lib/read-store/testing/mongo-test-database';
 import { ConfigModule, RuntimeModule } from '@lib/runtime';
 import { loadConfig, type AppConfig } from '@lib/shared';

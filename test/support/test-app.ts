@@ -8,7 +8,8 @@ import { CommandBus } from '@nestjs/cqrs';
 import { createGatewayApp } from '../../apps/api-gateway/src/create-gateway';
 import { CreateApiKey, CreateOrganization, UpdateOrganization, type CreatedApiKey, type OrganizationSettingsPatch, type Plan } from '@lib/organizations';
 import { MongoClient } from 'mongodb';
-import { MongoReadStore, ReadStore, SqliteReadStore, withDatabase } from '@lib/read-store';
+import { ReadStore, SqliteReadStore } from '@lib/read-store';
+import { MongoReadStore, withDatabase } from '@lib/read-store/mongo-read-store';
 import { loadConfig, type AppConfig } from '@lib/shared';
 
 export const ADMIN_TOKEN = 'adm_test_token_0123456789';

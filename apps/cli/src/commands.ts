@@ -5,14 +5,15 @@ import type { Writable } from 'node:stream';
 import { atGeneration, checkpointName, liveProjections, rebuildProjections, upcast, type Projection } from '@lib/event-sourcing';
 import type { EventStore, RecordedEvent } from '@lib/event-store';
 import type { ReadStore } from '@lib/read-store';
-import { auditQuote } from '@lib/quotes';
+import { auditQuote } from '@lib/quotes/application/quote-audit';
 import { ProgressReporter } from './progress';
 
 /** What a command needs: the same ports the apps use, and where it writes. */
 export interface CliContext {
   events: EventStore;
   reads: ReadStore;
-  projections: Projection[];
+  /** every projection of the product (loads every domain library) */
+  projections: () => Projection[];
   out: Writable & { isTTY?: boolean };
   err: Writable & { isTTY?: boolean };
 }
@@ -32,7 +33,7 @@ function pad(rows: string[][]): string[] {
 /** projections:list / projections:status — name, version, live generation, checkpoint, lag. */
 export async function projectionStatus(context: CliContext, json: boolean): Promise<number> {
   const head = await context.events.headPosition();
-  const live = await liveProjections(context.reads, context.projections);
+  const live = await liveProjections(context.reads, context.projections());
   const rows = await Promise.all(
     live.map(async (projection) => {
       const checkpoint = (await context.reads.getCheckpoint(checkpointName(projection))) ?? 0;
@@ -71,10 +72,11 @@ export async function projectionStatus(context: CliContext, json: boolean): Prom
 /** projections:rebuild <name>… | --all */
 export async function rebuild(context: CliContext, names: string[], all: boolean, options: { batchSize?: number; switchGraceMs?: number }): Promise<number> {
   if (all === names.length > 0) throw new UsageError('name the projections to rebuild, or pass --all');
-  const known = new Map(context.projections.map((projection) => [projection.name, projection]));
+  const every = context.projections();
+  const known = new Map(every.map((projection) => [projection.name, projection]));
   const unknown = names.filter((name) => !known.has(name));
   if (unknown.length > 0) throw new UsageError(`unknown projection ${unknown.join(', ')}; known: ${[...known.keys()].join(', ')}`);
-  const projections = all ? context.projections : names.map((name) => known.get(name)!);
+  const projections = all ? every : names.map((name) => known.get(name)!);
   const progress = new ProgressReporter(context.err);
   const result = await rebuildProjections({
     events: context.events,

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
-import { allProjections } from '@lib/bootstrap';
-import { openEventStore, openReadStore } from '@lib/runtime';
+import type { Projection } from '@lib/event-sourcing';
+import { openEventStore, openReadStore } from '@lib/runtime/stores';
 import { ConfigError, loadConfig } from '@lib/shared';
 import { auditExport, auditQuoteCommand, EXIT, projectionStatus, rebuild, UsageError, type CliContext } from './commands';
 
@@ -64,7 +64,10 @@ export async function run(argv: string[], context: Omit<CliContext, 'events' | '
       await reads.close();
       await events.close();
     };
-    const full: CliContext = { ...context, events, reads, projections: allProjections() };
+    // Every domain library, for their projections: loaded only by the commands that need them
+    // (about half a second that the audits, run one quote at a time, do not pay).
+    const projections = (): Projection[] => (require('@lib/bootstrap') as typeof import('@lib/bootstrap')).allProjections();
+    const full: CliContext = { ...context, events, reads, projections };
     switch (command) {
       case 'projections:list':
       case 'projections:status':

@@ -1,3 +1,2 @@
 export * from './event-store.port';
 export * from './sqlite-event-store';
-export * from './eventstoredb-event-store';

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { ActiveProjectionReadStore } from '@lib/event-sourcing';
-import { MongoReadStore, ReadStore } from '@lib/read-store';
+import { ReadStore } from '@lib/read-store';
+import { MongoReadStore } from '@lib/read-store/mongo-read-store';
 import { AdminGuard, ApiKeyGuard } from './auth';
 import { IdempotencyStore, InMemoryIdempotencyStore } from './idempotency';
 import { MongoIdempotencyStore, MongoRateLimiter } from './mongo-gateway-state';

@@ -1,0 +1,51 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ActiveProjectionReadStore } from '@lib/event-sourcing';
+import { SqliteEventStore, type EventStore } from '@lib/event-store';
+import { SqliteMessageBus, type MessageBus } from '@lib/message-bus';
+import { SqliteReadStore } from '@lib/read-store';
+import { ConfigError, type AppConfig } from '@lib/shared';
+
+/**
+ * The stores the configuration names, opened the same way by the apps and the CLI. A real
+ * engine's adapter, and the driver package behind it, is loaded only when its variable is set:
+ * the three drivers take about 400 ms to load, which a CLI command on the embedded stores
+ * should not pay.
+ */
+
+function ensureDataDir(config: AppConfig): string {
+  mkdirSync(config.dataDir, { recursive: true });
+  return config.dataDir;
+}
+
+/** The event store: EventStoreDB, or the embedded file. A malformed connection string stops start-up with a line naming the variable (decisions §1). */
+export function openEventStore(config: AppConfig): EventStore {
+  if (!config.eventStoreUrl) return new SqliteEventStore({ file: join(ensureDataDir(config), 'events.db') });
+  const { EventStoreDbEventStore } = require('@lib/event-store/eventstoredb-event-store') as typeof import('@lib/event-store/eventstoredb-event-store');
+  try {
+    return EventStoreDbEventStore.connect({ url: config.eventStoreUrl });
+  } catch (error) {
+    throw new ConfigError('EVENTSTORE_URL', `is not an EventStoreDB connection string (esdb://…): ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** The read store (MongoDB, or the embedded file), serving each projection's active generation (see ActiveProjectionReadStore). */
+export async function openReadStore(config: AppConfig): Promise<ActiveProjectionReadStore> {
+  if (!config.mongodbUrl) return new ActiveProjectionReadStore(new SqliteReadStore({ file: join(ensureDataDir(config), 'read-models.db') }));
+  const { MongoReadStore } = require('@lib/read-store/mongo-read-store') as typeof import('@lib/read-store/mongo-read-store');
+  return new ActiveProjectionReadStore(await MongoReadStore.connect({ url: config.mongodbUrl }));
+}
+
+/** The message bus: Kafka, or the embedded file. */
+export async function openMessageBus(config: AppConfig): Promise<MessageBus> {
+  if (!config.kafkaBrokers) return new SqliteMessageBus({ file: join(ensureDataDir(config), 'bus.db') });
+  const { KafkaMessageBus } = require('@lib/message-bus/kafka-message-bus') as typeof import('@lib/message-bus/kafka-message-bus');
+  return KafkaMessageBus.connect({
+    brokers: config.kafkaBrokers,
+    clientId: config.kafkaClientId,
+    topicPrefix: config.kafkaTopicPrefix,
+    partitions: config.kafkaTopicPartitions,
+    replicationFactor: config.kafkaReplicationFactor,
+    retentionMs: config.kafkaRetentionMs,
+  });
+}
