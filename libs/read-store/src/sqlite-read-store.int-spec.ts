@@ -25,7 +25,7 @@ describe('SqliteReadStore on a file', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('sees in findJson and in change tokens what another connection commits, from the next turn of the event loop on', async () => {
+  it('sees in findJson and in change tokens what another connection commits', async () => {
     const file = join(dir, 'read.db');
     const gateway = new SqliteReadStore({ file });
     const projector = new SqliteReadStore({ file });
@@ -40,6 +40,31 @@ describe('SqliteReadStore on a file', () => {
       await nextTurn();
       expect(gateway.changeToken('quotes_v1')).not.toBe(before);
       expect((await gateway.findJson('quotes_v1', 'item', options)).items).toEqual(['"second"']);
+    } finally {
+      await gateway.close();
+      await projector.close();
+    }
+  });
+
+  it('gives a new token in the first callback after another connection committed, even one that runs before the next turn', async () => {
+    const file = join(dir, 'read.db');
+    const gateway = new SqliteReadStore({ file });
+    const projector = new SqliteReadStore({ file });
+    try {
+      await projector.upsert([{ collection: 'quotes_v1', document: { id: 'a', n: 1 } }]);
+      // A token read in an immediate callback, then a commit by the other connection; a timer
+      // runs before the next round of immediates.
+      const [before, after] = await new Promise<[string, string]>((resolve) =>
+        setImmediate(() => {
+          const first = gateway.changeToken('quotes_v1');
+          void projector.upsert([{ collection: 'quotes_v1', document: { id: 'a', n: 2 } }]);
+          setTimeout(() => resolve([first, gateway.changeToken('quotes_v1')]), 0);
+          // Due before this callback returns, the timer runs in the next turn's timer phase.
+          const due = Date.now() + 5;
+          while (Date.now() < due);
+        }),
+      );
+      expect(after).not.toBe(before);
     } finally {
       await gateway.close();
       await projector.close();

@@ -67,7 +67,7 @@ export class SqliteReadStore extends ReadStore {
   /** Writes made through this connection, per table: commits of other connections show in `data_version`. */
   private readonly writesByTable = new Map<string, number>();
   private readonly dataVersion: Database.Statement;
-  private dataVersionOfTurn: number | null = null;
+  private dataVersionOfCallback: number | null = null;
   private readonly pages: JsonPageCache | null;
   private readonly tx: ReadStoreTransaction = {
     get: <T extends ReadDocument>(collection: string, id: string) => this.getNow<T>(collection, id),
@@ -97,21 +97,23 @@ export class SqliteReadStore extends ReadStore {
   }
 
   /**
-   * Read at most once per turn of the event loop: each read starts a WAL read transaction, which
-   * costs system calls, and a request asks for several tokens. A commit that a client saw before
-   * it sent a request happened before the turn that receives the request began, so that turn's
-   * first read sees it.
+   * Read at most once per callback of the event loop: each read starts a WAL read transaction,
+   * which costs system calls, and a request asks for several tokens at once. Whatever uses the
+   * value before it is forgotten runs in this callback, for a request that arrived before the
+   * value was read, so a commit the client saw before sending that request is in it. (Forgotten
+   * at the next turn instead, a value read in a timer could be used by a request that arrived
+   * after another process committed.)
    */
   private currentDataVersion(): number {
-    if (this.dataVersionOfTurn === null) {
-      this.dataVersionOfTurn = this.dataVersion.get() as number;
-      setImmediate(this.forgetDataVersion);
+    if (this.dataVersionOfCallback === null) {
+      this.dataVersionOfCallback = this.dataVersion.get() as number;
+      queueMicrotask(this.forgetDataVersion);
     }
-    return this.dataVersionOfTurn;
+    return this.dataVersionOfCallback;
   }
 
   private readonly forgetDataVersion = (): void => {
-    this.dataVersionOfTurn = null;
+    this.dataVersionOfCallback = null;
   };
 
   private wrote(table: string): void {
