@@ -123,9 +123,13 @@ const Database = require(workerData.driver);
 const open = new Map();
 parentPort.on('message', (message) => {
   if (message.add && !open.has(message.add)) {
-    const db = new Database(message.add, { timeout: 0 });
-    db.pragma('wal_autocheckpoint = 0');
-    open.set(message.add, db);
+    try {
+      const db = new Database(message.add, { timeout: 0, fileMustExist: true });
+      db.pragma('wal_autocheckpoint = 0');
+      open.set(message.add, db);
+    } catch {
+      // Gone already (its store closed and its directory removed): nothing to checkpoint.
+    }
   }
   if (message.remove && open.has(message.remove)) {
     open.get(message.remove).close();
