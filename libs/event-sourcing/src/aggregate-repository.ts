@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { EventStore, WrongExpectedRevisionError, type EventData, type EventMetadata } from '@lib/event-store';
-import { ConcurrentModification } from '@lib/shared';
+import { ConcurrentModification, LruMap } from '@lib/shared';
 import type { Decider } from './decider';
 import { ReadYourWrites } from './read-your-writes';
 import { upcast } from './upcasting';
@@ -46,7 +46,7 @@ const FOLDED_CACHE_SIZE = 5_000;
 @Injectable()
 export class AggregateRepository {
   private readonly logger = new Logger(AggregateRepository.name);
-  private readonly folded = new Map<string, Folded>();
+  private readonly folded = new LruMap<string, Folded>(FOLDED_CACHE_SIZE);
 
   constructor(
     private readonly store: EventStore,
@@ -75,9 +75,7 @@ export class AggregateRepository {
   private remember(streamId: string, folded: Folded): void {
     const current = this.folded.get(streamId);
     if (current && current.evolve === folded.evolve && current.revision > folded.revision) return;
-    this.folded.delete(streamId);
     this.folded.set(streamId, folded);
-    if (this.folded.size > FOLDED_CACHE_SIZE) this.folded.delete(this.folded.keys().next().value as string);
   }
 
   async handle<State, Command, Event extends EventData>(

@@ -1,5 +1,5 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
-import { ValidationFailed, type FieldError } from '@lib/shared';
+import { LruMap, ValidationFailed, type FieldError } from '@lib/shared';
 
 /** class-validator errors as `{ path, message }` with paths like `lineItems[0].quantity`. */
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldError[] {
@@ -27,7 +27,7 @@ const QUERIES_KEPT = 1_000;
  * about a tenth of such a request's CPU. Bodies are validated every time.
  */
 class QueryRememberingValidationPipe extends ValidationPipe {
-  private readonly validQueries = new Map<unknown, Map<string, object>>();
+  private readonly validQueries = new Map<unknown, LruMap<string, object>>();
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const type = metadata.metatype;
@@ -37,9 +37,8 @@ class QueryRememberingValidationPipe extends ValidationPipe {
     const kept = valid?.get(key);
     if (kept) return Object.assign(Object.create(type.prototype as object) as object, kept);
     const result = (await super.transform(value, metadata)) as object;
-    if (!valid) this.validQueries.set(type, (valid = new Map()));
+    if (!valid) this.validQueries.set(type, (valid = new LruMap(QUERIES_KEPT)));
     valid.set(key, { ...result });
-    if (valid.size > QUERIES_KEPT) valid.delete(valid.keys().next().value as string);
     return result;
   }
 }

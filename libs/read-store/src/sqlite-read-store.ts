@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { closeSqliteDatabase, openSqliteDatabase } from '@lib/shared';
+import { closeSqliteDatabase, LruMap, openSqliteDatabase } from '@lib/shared';
 import {
   Filter,
   FindOptions,
@@ -59,7 +59,7 @@ interface Sql {
  */
 export class SqliteReadStore extends ReadStore {
   private readonly db: Database.Database;
-  private readonly statements = new Map<string, Database.Statement>();
+  private readonly statements = new LruMap<string, Database.Statement>(MAX_CACHED_STATEMENTS);
   /** Collections whose table is known to exist. */
   private readonly tables = new Set<string>();
   /** Runs reads in one read transaction, so they see the same snapshot. */
@@ -364,14 +364,10 @@ export class SqliteReadStore extends ReadStore {
 
   private statement(sql: string): Database.Statement {
     let statement = this.statements.get(sql);
-    if (statement) {
-      // Refresh its place so the least recently used statement is the one evicted.
-      this.statements.delete(sql);
-    } else {
+    if (!statement) {
       statement = this.db.prepare(sql);
-      if (this.statements.size >= MAX_CACHED_STATEMENTS) this.statements.delete(this.statements.keys().next().value!);
+      this.statements.set(sql, statement);
     }
-    this.statements.set(sql, statement);
     return statement;
   }
 }

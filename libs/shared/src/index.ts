@@ -5,4 +5,5 @@ export * from './html';
 export * from './config';
 export * from './money';
 export * from './keys';
+export * from './lru-map';
 export * from './sqlite';

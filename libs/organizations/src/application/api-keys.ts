@@ -2,7 +2,7 @@ import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CredentialResolver, type ApiKeyIdentity } from '@lib/http';
 import { ReadStore } from '@lib/read-store';
-import { APP_CONFIG, randomBase62, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, LruMap, randomBase62, type AppConfig } from '@lib/shared';
 import { planAllowsApi } from '../domain/organization.decider';
 import { API_KEYS, ORGANIZATIONS, type ApiKeyDocument, type OrganizationDocument } from '../projections/organizations.projection';
 
@@ -35,7 +35,7 @@ const RESOLVED_KEYS_KEPT = 10_000;
  */
 @Injectable()
 export class OrganizationCredentialResolver extends CredentialResolver {
-  private readonly resolved = new Map<string, { identity: ApiKeyIdentity; token: string }>();
+  private readonly resolved = new LruMap<string, { identity: ApiKeyIdentity; token: string }>(RESOLVED_KEYS_KEPT);
 
   constructor(
     private readonly reads: ReadStore,
@@ -50,18 +50,10 @@ export class OrganizationCredentialResolver extends CredentialResolver {
     // Taken before the reads: a write that lands during them makes the kept answer miss next time.
     const token = this.changeToken();
     const kept = this.resolved.get(hash);
-    if (kept) {
-      this.resolved.delete(hash);
-      if (kept.token === token) {
-        this.resolved.set(hash, kept);
-        return kept.identity;
-      }
-    }
+    if (kept && kept.token === token) return kept.identity;
     const identity = await this.lookUp(hash);
-    if (identity && token !== null) {
-      this.resolved.set(hash, { identity, token });
-      if (this.resolved.size > RESOLVED_KEYS_KEPT) this.resolved.delete(this.resolved.keys().next().value as string);
-    }
+    if (identity && token !== null) this.resolved.set(hash, { identity, token });
+    else this.resolved.delete(hash);
     return identity;
   }
 

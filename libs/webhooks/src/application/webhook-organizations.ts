@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { upcast } from '@lib/event-sourcing';
 import { EventStore, type RecordedEvent } from '@lib/event-store';
+import { LruMap } from '@lib/shared';
 import { organizationStream } from '@lib/organizations/domain/organization.events';
 import { foldWebhookOrganization, type WebhookOrganization } from '../domain/organization-profile';
 
@@ -13,7 +14,7 @@ const MAX_CACHED_ORGANIZATIONS = 1_000;
  */
 @Injectable()
 export class WebhookOrganizations {
-  private readonly streams = new Map<string, RecordedEvent[]>();
+  private readonly streams = new LruMap<string, RecordedEvent[]>(MAX_CACHED_ORGANIZATIONS);
 
   constructor(private readonly events: EventStore) {}
 
@@ -32,9 +33,7 @@ export class WebhookOrganizations {
     const fromRevision = cached.length ? cached[cached.length - 1].revision + 1 : 0;
     const fresh = await this.events.readStream(organizationStream(organizationId), { fromRevision });
     const all = fresh.length ? [...cached, ...fresh.map(upcast)] : cached;
-    this.streams.delete(organizationId);
     this.streams.set(organizationId, all);
-    if (this.streams.size > MAX_CACHED_ORGANIZATIONS) this.streams.delete(this.streams.keys().next().value!);
     return all;
   }
 }
