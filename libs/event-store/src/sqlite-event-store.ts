@@ -365,7 +365,6 @@ class SqliteSubscription implements Subscription {
   }
 }
 
-
 function revisionMatches(expected: ExpectedRevision, actual: number | 'no_stream'): boolean {
   switch (expected) {
     case 'any':

@@ -357,7 +357,6 @@ class SqliteConsumer implements Consumer {
   }
 }
 
-
 /** FNV-1a over the key's UTF-8 bytes: the same key always lands in the same partition. */
 function partitionOf(key: string, partitions: number): number {
   let hash = 0x811c9dc5;

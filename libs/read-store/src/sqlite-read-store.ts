@@ -25,8 +25,6 @@ export interface SqliteReadStoreOptions {
    * syncs each commit to disk.
    */
   synchronous?: 'NORMAL' | 'FULL';
-  /** Memory for pages of `findJson` kept until their collection changes (0: none kept). */
-  pageCacheBytes?: number;
 }
 
 /** Synchronous access to the store inside `SqliteReadStore.transaction`. */
@@ -42,7 +40,8 @@ const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
 const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const TABLE_PREFIX = 'coll_';
 const MAX_CACHED_STATEMENTS = 500;
-const DEFAULT_PAGE_CACHE_BYTES = 16 * 1024 * 1024;
+/** Memory for pages of `findJson`, kept until their collection changes. */
+const PAGE_CACHE_BYTES = 16 * 1024 * 1024;
 
 type SqlValue = string | number | bigint | null;
 
@@ -68,7 +67,7 @@ export class SqliteReadStore extends ReadStore {
   private readonly writesByTable = new Map<string, number>();
   private readonly dataVersion: Database.Statement;
   private dataVersionOfCallback: number | null = null;
-  private readonly pages: JsonPageCache | null;
+  private readonly pages = new JsonPageCache(PAGE_CACHE_BYTES);
   private readonly tx: ReadStoreTransaction = {
     get: <T extends ReadDocument>(collection: string, id: string) => this.getNow<T>(collection, id),
     upsert: (writes) => this.upsertNow(writes),
@@ -83,8 +82,6 @@ export class SqliteReadStore extends ReadStore {
     this.db.exec('CREATE TABLE IF NOT EXISTS read_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
     this.inSnapshot = this.db.transaction((read: () => unknown) => read()).deferred as <T>(read: () => T) => T;
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
-    const pageCacheBytes = options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES;
-    this.pages = pageCacheBytes > 0 ? new JsonPageCache(pageCacheBytes) : null;
   }
 
   /**
@@ -167,7 +164,6 @@ export class SqliteReadStore extends ReadStore {
   }
 
   async findJson(collection: string, field: string, options: FindOptions): Promise<FindResult<string>> {
-    if (!this.pages) return this.findJsonNow(collection, field, options);
     // The token is taken before the read: a write landing after it makes the kept page miss.
     const token = this.changeToken(collection);
     const key = `${collection}\u0000${field}\u0000${JSON.stringify([options.filter, options.sort, options.limit, options.after])}`;
@@ -371,7 +367,6 @@ export class SqliteReadStore extends ReadStore {
     return statement;
   }
 }
-
 
 function tableName(collection: string): string {
   if (typeof collection !== 'string' || !COLLECTION_NAME.test(collection)) {

@@ -49,8 +49,8 @@ const AUTOMATIC_CHECKPOINT_PAGES = 1000;
  */
 class BackgroundCheckpoints {
   private readonly logger = new Logger('SqliteCheckpoints');
+  /** every open connection and its file; the thread has one connection per file of them */
   private readonly connections = new Map<Database.Database, string>();
-  private readonly files = new Map<string, number>();
   private worker: Worker | null = null;
 
   add(db: Database.Database, file: string): void {
@@ -59,24 +59,22 @@ class BackgroundCheckpoints {
     db.pragma('wal_autocheckpoint = 0');
     // A WAL that grew during a burst is cut back to this when a commit starts it again.
     db.pragma(`journal_size_limit = ${KEPT_WAL_BYTES}`);
+    if (!this.isOpen(path)) this.worker!.postMessage({ add: path });
     this.connections.set(db, path);
-    const count = this.files.get(path) ?? 0;
-    this.files.set(path, count + 1);
-    if (count === 0) this.worker!.postMessage({ add: path });
   }
 
   remove(db: Database.Database): void {
     const path = this.connections.get(db);
     if (path === undefined) return;
     this.connections.delete(db);
-    const count = (this.files.get(path) ?? 1) - 1;
-    if (count > 0) {
-      this.files.set(path, count);
-      return;
-    }
-    this.files.delete(path);
+    if (this.isOpen(path)) return;
     this.worker?.postMessage({ remove: path });
-    if (this.files.size === 0) this.stop();
+    if (this.connections.size === 0) this.stop();
+  }
+
+  private isOpen(path: string): boolean {
+    for (const open of this.connections.values()) if (open === path) return true;
+    return false;
   }
 
   private start(): boolean {
@@ -110,7 +108,6 @@ class BackgroundCheckpoints {
     this.logger.error(`the checkpoint thread failed (${error.message}); SQLite checkpoints on commit again`);
     for (const db of this.connections.keys()) if (db.open) db.pragma(`wal_autocheckpoint = ${AUTOMATIC_CHECKPOINT_PAGES}`);
     this.connections.clear();
-    this.files.clear();
   }
 }
 
