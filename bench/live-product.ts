@@ -9,6 +9,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
 import { BENCH_ADMIN_TOKEN, benchProductEnv } from './seed';
+import { cpuSeconds, peakRssMiB } from './server-process';
 
 
 export interface ProductProcess {
@@ -99,23 +100,8 @@ export async function startProduct(options: ProductOptions): Promise<ProductProc
     baseUrl,
     dataDir,
     loopProbeFile,
-    peakRssMiB() {
-      try {
-        const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-        return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
-      } catch {
-        return 0;
-      }
-    },
-    cpuSeconds() {
-      try {
-        // Fields after the command name "(…)": utime is the 12th, stime the 13th.
-        const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-        return (Number(fields[11]) + Number(fields[12])) / 100;
-      } catch {
-        return NaN;
-      }
-    },
+    peakRssMiB: () => peakRssMiB(child.pid!),
+    cpuSeconds: () => cpuSeconds(child.pid!),
     cpuProfiles() {
       if (!options.cpuProfileDir) return [];
       return readdirSync(options.cpuProfileDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(options.cpuProfileDir!, f));

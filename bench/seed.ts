@@ -3,12 +3,11 @@
  * `node dist/bench/seed.js <dataDir> [quotes]` seeds a data directory once, for profiling the
  * gateway by hand against the same store.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
 import { windowConfiguration } from './configuration';
 import { call, inParallel, StoredButLagging } from './http-client';
-import { startProcess, type ServerProcess } from './server-process';
+import { cpuSeconds, startProcess, type ServerProcess } from './server-process';
 
 export const BENCH_ADMIN_TOKEN = 'adm_bench_0123456789abcdefghij';
 
@@ -68,12 +67,6 @@ export async function seedQuotes(baseUrl: string, seed: SeededOrganization, coun
   });
 }
 
-function cpuTicks(pid: number): number {
-  // utime and stime are fields 14 and 15 of /proc/<pid>/stat, counted after the command's closing parenthesis.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
 /**
  * Waits until the process has used under 5 % of a core for two seconds in a row: seeding leaves
  * work behind in the product (a PDF for every quote created, webhooks), which must not be
@@ -81,13 +74,12 @@ function cpuTicks(pid: number): number {
  */
 export async function waitUntilIdle(pid: number, timeoutMs = 600_000): Promise<number> {
   const started = Date.now();
-  const ticksPerSecond = 100;
   let quiet = 0;
-  let previous = cpuTicks(pid);
+  let previous = cpuSeconds(pid);
   while (Date.now() - started < timeoutMs) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const now = cpuTicks(pid);
-    quiet = now - previous <= 0.05 * ticksPerSecond ? quiet + 1 : 0;
+    const now = cpuSeconds(pid);
+    quiet = now - previous <= 0.05 ? quiet + 1 : 0;
     previous = now;
     if (quiet >= 2) return (Date.now() - started) / 1000;
   }

@@ -31,11 +31,7 @@ export async function startProcess(script: string, args: string[], env: Record<s
   return {
     child,
     baseUrl,
-    peakRssMiB() {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      return Math.round(kb / 1024);
-    },
+    peakRssMiB: () => peakRssMiB(child.pid!),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -43,4 +39,25 @@ export async function startProcess(script: string, args: string[], env: Record<s
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** Peak resident set size of a process so far, in MiB (VmHWM); 0 once it is gone. */
+export function peakRssMiB(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU time (user + system) a process has used so far, in seconds; NaN once it is gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    // Fields after the command name "(…)": utime is the 12th, stime the 13th, in ticks of 1/100 s.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }

@@ -53,7 +53,7 @@ describe('the validation pipe with queries it has seen', () => {
     }
   });
 
-  it('validates bodies every time', async () => {
+  it('transforms valid bodies and refuses invalid ones', async () => {
     const asBody = { type: 'body', metatype: Query } as ArgumentMetadata;
     expect(await pipe.transform({ limit: 5 }, asBody)).toEqual(Object.assign(new Query(), { limit: 5 }));
     await expect(pipe.transform({ limit: 0 }, asBody)).rejects.toBeInstanceOf(ValidationFailed);

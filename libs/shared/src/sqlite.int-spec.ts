@@ -33,7 +33,7 @@ describe('openSqliteDatabase', () => {
     }
   });
 
-  it('opens an in-memory database without a WAL', () => {
+  it('opens and closes an in-memory database, which has no file to checkpoint', () => {
     const db = openSqliteDatabase(':memory:', { busyTimeoutMs: 1_000, synchronous: 'FULL' });
     db.exec('CREATE TABLE t (n INTEGER)');
     db.prepare('INSERT INTO t VALUES (1)').run();
