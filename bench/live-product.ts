@@ -33,6 +33,8 @@ export interface ProductOptions {
   env?: Record<string, string>;
   /** run the gateway under `node --cpu-prof` and write the profile here when it stops */
   cpuProfileDir?: string;
+  /** arguments of the gateway's main.js, e.g. `--only-gateway` (no projector, no outbox in it) */
+  args?: string[];
 }
 
 /** How long a setImmediate scheduled from a timer waited in the gateway (bench/loop-probe.ts), per window. */
@@ -76,7 +78,7 @@ export async function startProduct(options: ProductOptions): Promise<ProductProc
     ...options.env,
   };
   const script = join(__dirname, '../apps/api-gateway/src/main.js');
-  const child = spawn(process.execPath, [...nodeArgs, script], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, script, ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output = (output + chunk).slice(-16_384)));
   const deadline = Date.now() + 60_000;

@@ -106,6 +106,7 @@ async function main(): Promise<void> {
   if (!only || only === 'contacts') lines.push(...(await benchContactUpserts()));
   if (!only || only === 'pricing') lines.push(...(await (await import('./pricing-loop')).benchPricingLoop()));
   if (!only || only === 'dispatch') lines.push(...(await (await import('./dispatch')).benchDispatch()));
+  if (!only || only === 'dispatch' || only === 'dispatch-backlog') lines.push(...(await (await import('./dispatch')).benchDispatchBacklog()));
   if (!only || only === 'rebuild') lines.push(...(await (await import('./operations')).benchRebuild()));
   if (!only || only === 'audit') lines.push(...(await (await import('./operations')).benchAudit()));
   process.stdout.write(`${lines.join('\n')}\n`);
