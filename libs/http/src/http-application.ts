@@ -6,6 +6,7 @@ import { CredentialResolver } from './auth';
 import { registerBodyShapeChecks } from './body-depth';
 import { ErrorEnvelopeFilter, toErrorResponse } from './error-envelope.filter';
 import { IdempotencyStore, registerIdempotency } from './idempotency';
+import { ListResponses, registerListResponses } from './list-responses';
 import { RateLimiter, registerRequestAuthentication, type RateLimits } from './rate-limit';
 import { createValidationPipe } from './validation';
 
@@ -31,7 +32,7 @@ export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) =
 /**
  * Everything that makes every endpoint behave the same: the error envelope (Nest routes errors
  * raised while Fastify parses the body through the same filter), request
- * authentication and rate limits, idempotency keys, and validation.
+ * authentication and rate limits, idempotency keys, kept list pages, and validation.
  */
 export function configureHttpApplication(
   app: NestFastifyApplication,
@@ -51,6 +52,7 @@ export function configureHttpApplication(
   registerBodyShapeChecks(fastify);
   registerRequestAuthentication(fastify, app.get(CredentialResolver), app.get(RateLimiter), options.limits);
   registerIdempotency(fastify, app.get(IdempotencyStore));
+  registerListResponses(fastify, app.get(ListResponses));
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   app.useGlobalPipes(createValidationPipe());
 }

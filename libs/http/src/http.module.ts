@@ -4,6 +4,7 @@ import { ReadStore } from '@lib/read-store';
 import { MongoReadStore } from '@lib/read-store/mongo-read-store';
 import { AdminGuard, ApiKeyGuard } from './auth';
 import { IdempotencyStore, InMemoryIdempotencyStore } from './idempotency';
+import { ListResponses } from './list-responses';
 import { MongoIdempotencyStore, MongoRateLimiter } from './mongo-gateway-state';
 import { InMemoryRateLimiter, RateLimiter } from './rate-limit';
 
@@ -23,6 +24,7 @@ function mongoBehind(reads: ReadStore): MongoReadStore | null {
   providers: [
     ApiKeyGuard,
     AdminGuard,
+    ListResponses,
     {
       provide: RateLimiter,
       inject: [ReadStore],
@@ -40,6 +42,6 @@ function mongoBehind(reads: ReadStore): MongoReadStore | null {
       },
     },
   ],
-  exports: [ApiKeyGuard, AdminGuard, RateLimiter, IdempotencyStore],
+  exports: [ApiKeyGuard, AdminGuard, ListResponses, RateLimiter, IdempotencyStore],
 })
 export class HttpInfrastructureModule {}

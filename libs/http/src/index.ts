@@ -5,6 +5,7 @@ export * from './auth';
 export * from './rate-limit';
 export * from './pagination';
 export * from './idempotency';
+export * from './list-responses';
 export * from './http-application';
 export * from './http.module';
 export * from './api-errors.decorator';

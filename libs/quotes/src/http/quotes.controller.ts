@@ -1,8 +1,8 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Put, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
-import { ApiErrors, ApiKeyGuard, CurrentCaller, decodeCursor, encodeCursor, PageQuery, pageJson, pageLimit, type ApiCaller } from '@lib/http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiErrors, ApiKeyGuard, CurrentCaller, decodeCursor, encodeCursor, ListResponses, PageQuery, pageJson, pageLimit, type ApiCaller } from '@lib/http';
 import { ValidationFailed } from '@lib/shared';
 import { quoteETag, type IfMatch } from '../domain/quote.decider';
 import { TERM_FIELDS, type QuoteTerms } from '../domain/quote.events';
@@ -52,6 +52,7 @@ export class QuotesController {
     private readonly queries: QuoteQueries,
     private readonly pdfs: QuotePdfs,
     private readonly mails: QuoteMailJobs,
+    private readonly listResponses: ListResponses,
   ) {}
 
   @Post('submissions/:submissionId/quotes')
@@ -84,10 +85,14 @@ export class QuotesController {
   @Get('quotes')
   @ApiOperation({ summary: 'List quotes, newest first' })
   @ApiOkResponse({ type: QuoteListPage })
-  async list(@CurrentCaller() caller: ApiCaller, @Query() query: ListQuotesQuery, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
+  async list(@CurrentCaller() caller: ApiCaller, @Query() query: ListQuotesQuery, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
+    const token = this.queries.listChangeToken();
     const page = await this.queries.list({ organizationId: caller.organizationId, status: query.status, submissionId: query.submissionId, limit: pageLimit(query), cursor: query.cursor });
+    const body = pageJson(page);
+    // Until the quotes read model changes, the same URL is answered with this body (ListResponses).
+    this.listResponses.remember(caller.organizationId, request.url, token, () => this.queries.listChangeToken(), body);
     reply.type('application/json; charset=utf-8');
-    return pageJson(page);
+    return body;
   }
 
   @Get('quotes/:quoteId')
