@@ -30,7 +30,20 @@ describe('redactText', () => {
     expect(redacted).toContain('&a=1');
   });
 
+  it.each([
+    ['auth BEARER abc.def failed', 'abc.def'],
+    ['key qk_live_abc0123', 'qk_live_abc0123'],
+    ['admin adm_x9', 'adm_x9'],
+    ['customer cst_Z9', 'cst_Z9'],
+    ['secret whsec_AAA=', 'whsec_AAA'],
+    ['at /q/AbC123xyz now', 'AbC123xyz'],
+    ['hook https://x.example/h?signature=s1gn', 's1gn'],
+  ])('hides the one secret of %j', (message, secret) => {
+    expect(redactText(message)).not.toContain(secret);
+  });
+
   it('keeps a message without secrets unchanged', () => {
+    expect(redactText('request completed')).toBe('request completed');
     expect(redactText('delivery evt_1 failed: HTTP 500')).toBe('delivery evt_1 failed: HTTP 500');
   });
 });

@@ -46,8 +46,15 @@ export function redactUrl(url: string): string {
   return `${path}?${query}`;
 }
 
+/**
+ * Every secret shape above has an underscore or "Bearer", every token path a slash, every
+ * credential query value an equals sign: text with none of them (most log messages) is left as it is.
+ */
+const MAY_HOLD_SECRET = /[_/=]|bearer/i;
+
 /** A free-text message with every recognisable secret and token-bearing URL replaced. */
 export function redactText(text: string): string {
+  if (!MAY_HOLD_SECRET.test(text)) return text;
   let out = text;
   for (const shape of SECRET_SHAPES) out = out.replace(shape, (match, group1) => (typeof group1 === 'string' && /^bearer$/i.test(group1) ? `${group1} ${REDACTED}` : REDACTED));
   for (const prefix of TOKEN_PATH_PREFIXES) {
