@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
-import { closeSqliteDatabase, openSqliteDatabase } from '@lib/shared';
+import { closeSqliteDatabase, limitClause, LruMap, openSqliteDatabase } from '@lib/shared';
 import {
   AppendResult,
   EventData,
@@ -71,6 +71,8 @@ interface EventRow {
   recorded_at: number;
 }
 
+const MAX_CACHED_STATEMENTS = 64;
+
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS events (
     position INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -103,7 +105,8 @@ export class SqliteEventStore extends EventStore {
   private readonly now: () => number;
   private readonly newId: () => string;
   private readonly signal: string;
-  private readonly statements = new Map<string, Database.Statement>();
+  /** one per SQL text; readAll's text carries its page size (limitClause) */
+  private readonly statements = new LruMap<string, Database.Statement>(MAX_CACHED_STATEMENTS);
   private readonly subscriptions = new Set<SqliteSubscription>();
   private readonly appendAll: (appends: QueuedAppend[]) => AppendOutcome[];
   private queued: QueuedAppend[] = [];
@@ -149,9 +152,11 @@ export class SqliteEventStore extends EventStore {
   }
 
   async readStream(streamId: string, options: { fromRevision?: number; maxCount?: number } = {}): Promise<RecordedEvent[]> {
+    // A stream's revisions run 0, 1, 2, … without gaps, so maxCount bounds the revision itself.
+    const from = options.fromRevision ?? 0;
     const rows = this.statement(
-      'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?',
-    ).all(streamId, options.fromRevision ?? 0, options.maxCount ?? -1) as EventRow[];
+      'SELECT * FROM events WHERE stream_id = ? AND revision >= ? AND revision < ? ORDER BY revision',
+    ).all(streamId, from, options.maxCount === undefined ? Number.MAX_SAFE_INTEGER : from + options.maxCount) as EventRow[];
     return rows.map(toRecordedEvent);
   }
 
@@ -213,7 +218,7 @@ export class SqliteEventStore extends EventStore {
   }
 
   private readAllNow(options: ReadAllOptions): RecordedEvent[] {
-    const params: Record<string, unknown> = { after: options.after, limit: options.maxCount };
+    const params: Record<string, unknown> = { after: options.after };
     const where = ['position > @after'];
     const byPrefix = (column: string, prefixes: string[] | undefined, name: string): void => {
       if (!prefixes?.length) return;
@@ -226,7 +231,7 @@ export class SqliteEventStore extends EventStore {
     byPrefix('stream_id', options.filter?.streamPrefixes, 's');
     byPrefix('type', options.filter?.eventTypePrefixes, 't');
     const rows = this.statement(
-      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY position LIMIT @limit`,
+      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY position ${limitClause(options.maxCount)}`,
     ).all(params) as EventRow[];
     return rows.map(toRecordedEvent);
   }

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
-import { closeSqliteDatabase, openSqliteDatabase } from '@lib/shared';
+import { closeSqliteDatabase, limitClause, openSqliteDatabase } from '@lib/shared';
 import { BusMessage, ConsumedMessage, ConsumeOptions, Consumer, MessageBus } from './message-bus.port';
 import { backoffDelay, Sleeper } from './sleeper';
 
@@ -196,10 +196,10 @@ export class SqliteMessageBus extends MessageBus {
   private readBatchNow(groupId: string, topics: string[]): ConsumedMessage[] {
     const committed = this.statement('SELECT committed FROM bus_offsets WHERE group_id = ? AND topic = ?').pluck();
     const pending = this.statement(
-      'SELECT seq, topic, partition, key, value, headers FROM bus_messages WHERE topic = ? AND seq > ? ORDER BY seq LIMIT ?',
+      `SELECT seq, topic, partition, key, value, headers FROM bus_messages WHERE topic = ? AND seq > ? ORDER BY seq ${limitClause(this.batchSize)}`,
     );
     const rows = topics.flatMap(
-      (topic) => pending.all(topic, (committed.get(groupId, topic) as number | undefined) ?? 0, this.batchSize) as MessageRow[],
+      (topic) => pending.all(topic, (committed.get(groupId, topic) as number | undefined) ?? 0) as MessageRow[],
     );
     return rows
       .sort((a, b) => a.seq - b.seq)

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { closeSqliteDatabase, LruMap, openSqliteDatabase } from '@lib/shared';
+import { closeSqliteDatabase, limitClause, LruMap, openSqliteDatabase } from '@lib/shared';
 import {
   Filter,
   FindOptions,
@@ -196,9 +196,9 @@ export class SqliteReadStore extends ReadStore {
     const filter = filterSql(options.filter);
     const orderBy = sort.map(({ field, direction }) => `${fieldSql(field)} ${directionSql(direction)}`).join(', ');
     const select = (conditions: Sql[], count: number): unknown[][] =>
-      this.statement(`SELECT ${columns.join(', ')} FROM "${table}"${whereClause(conditions)} ORDER BY ${orderBy} LIMIT ?`)
+      this.statement(`SELECT ${columns.join(', ')} FROM "${table}"${whereClause(conditions)} ORDER BY ${orderBy} ${limitClause(count)}`)
         .raw(true)
-        .all(...conditions.flatMap((condition) => condition.params), count) as unknown[][];
+        .all(...conditions.flatMap((condition) => condition.params)) as unknown[][];
 
     return this.readTable(collection, [] as unknown[][], () => {
       if (!after) return select(filter, limit + 1);
