@@ -23,7 +23,7 @@ export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) =
     return503OnClosing: true,
     // Fastify answers a path parameter over 100 characters with a bare 414 of its own; let long
     // ones reach the handlers, which answer an unknown id or token with the documented 404.
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     logger: false,
     genReqId: options.genReqId,
   });
