@@ -93,15 +93,15 @@ export class QuoteQueries {
     return withoutBookkeeping(quote);
   }
 
-  /**
-   * Newest first, keyset-paged on (createdAt, id). Each item is the JSON of the stored list item,
-   * passed on as it is: the busiest list is served without decoding and encoding its documents.
-   */
   /** What the quote list reads from has not changed while this stays the same (ReadStore.changeToken). */
   listChangeToken(): string | null {
     return this.reads.changeToken(QUOTES);
   }
 
+  /**
+   * Newest first, keyset-paged on (createdAt, id). Each item is the JSON of the stored list item,
+   * passed on as it is: the busiest list is served without decoding and encoding its documents.
+   */
   async list(query: QuoteListQuery): Promise<Page<string>> {
     const filter: Filter = { organizationId: query.organizationId };
     if (query.status) filter.status = query.status;
