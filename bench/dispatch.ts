@@ -139,10 +139,11 @@ export async function benchDispatchBacklog(): Promise<string[]> {
   const receiver = new LeadReceiver();
   const { firstArrival } = receiver;
   const projector = await startProcess(join(__dirname, '../apps/projector/src/main.js'), [], { ...benchProductEnv(dataDir, PORT), HOST: '127.0.0.1', OPS_PORT: String(PORT + 1) }, PORT + 1, '/healthz');
+  let writer: ProductProcess | null = null;
   let product: ProductProcess | null = null;
   try {
     // Writing, without an outbox: a gateway on its own (its reads wait for the projector process).
-    const writer = await startProduct({ dataDir, port: PORT, args: ['--only-gateway'] });
+    writer = await startProduct({ dataDir, port: PORT, args: ['--only-gateway'] });
     const org = await seedWebhookOrganization(writer.baseUrl, { webhookUrl: await receiver.start() });
     receiver.secret = org.secret;
     const createStart = performance.now();
@@ -192,6 +193,7 @@ export async function benchDispatchBacklog(): Promise<string[]> {
       '',
     ];
   } finally {
+    await writer?.stop();
     await product?.stop();
     await projector.stop();
     await receiver.stop().catch(() => undefined);
