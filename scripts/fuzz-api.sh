@@ -55,14 +55,15 @@ done
 eval "$(node scripts/fuzz/setup.mjs "$BASE" "$FUZZ_ADMIN_TOKEN")"
 
 # Schemathesis closes with a pytest-style line ("=== 3 warnings in 52s ==="). Readers of a CI log
-# take that for a pytest run that executed no test, so it is left out here and the counts of its
+# take that for a pytest run that executed no test, so it is left out here, its pytest-style
+# section rules ("=== SUMMARY ===") are written as "--- SUMMARY ---", and the counts of its
 # "Test cases:" summary close the run on a plain line instead (and go into the CI total).
 set +e
 "$VENV/bin/st" --config-file scripts/fuzz/schemathesis.toml run "$BASE/openapi.yaml" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection,ignored_auth \
   --max-examples "$MAX_EXAMPLES" --workers 2 --request-timeout 10 \
   --suppress-health-check all --no-color 2>&1 \
-  | sed -u -E '/^=+ .* in [0-9.]+m?s =+$/d' | tee "$WORK/fuzz.log"
+  | sed -u -E -e '/^=+ .* in [0-9.]+m?s =+$/d' -e 's/^=+ (.*) =+$/--- \1 ---/' | tee "$WORK/fuzz.log"
 status=${PIPESTATUS[0]}
 set -e
 count() { grep -A1 '^Test cases:' "$WORK/fuzz.log" | grep -oE "[0-9]+ $1" | head -1 | cut -d" " -f1 || true; }
