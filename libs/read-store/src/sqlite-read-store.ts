@@ -12,7 +12,6 @@ import {
   SortKey,
 } from './read-store.port';
 import { readPath, withPath } from './document-paths';
-import { JsonPageCache } from './json-page-cache';
 
 export interface SqliteReadStoreOptions {
   /** Database file (its directory is created if missing), or `':memory:'` for tests. */
@@ -40,8 +39,6 @@ const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
 const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const TABLE_PREFIX = 'coll_';
 const MAX_CACHED_STATEMENTS = 500;
-/** Memory for pages of `findJson`, kept until their collection changes. */
-const PAGE_CACHE_BYTES = 16 * 1024 * 1024;
 
 type SqlValue = string | number | bigint | null;
 
@@ -67,7 +64,6 @@ export class SqliteReadStore extends ReadStore {
   private readonly writesByTable = new Map<string, number>();
   private readonly dataVersion: Database.Statement;
   private dataVersionOfCallback: number | null = null;
-  private readonly pages = new JsonPageCache(PAGE_CACHE_BYTES);
   private readonly tx: ReadStoreTransaction = {
     get: <T extends ReadDocument>(collection: string, id: string) => this.getNow<T>(collection, id),
     upsert: (writes) => this.upsertNow(writes),
@@ -164,17 +160,6 @@ export class SqliteReadStore extends ReadStore {
   }
 
   async findJson(collection: string, field: string, options: FindOptions): Promise<FindResult<string>> {
-    // The token is taken before the read: a write landing after it makes the kept page miss.
-    const token = this.changeToken(collection);
-    const key = `${collection}\u0000${field}\u0000${JSON.stringify([options.filter, options.sort, options.limit, options.after])}`;
-    const kept = this.pages.get(key, token);
-    if (kept) return kept;
-    const result = this.findJsonNow(collection, field, options);
-    this.pages.set(key, token, result);
-    return result;
-  }
-
-  private findJsonNow(collection: string, field: string, options: FindOptions): FindResult<string> {
     const keys = sortKeys(options).map(({ field: key }) => fieldSql(key));
     const rows = this.findRows(collection, [jsonSql(field), ...keys], options);
     const page = rows.slice(0, options.limit);
