@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
-import { closeSqliteDatabase, limitClause, LruMap, openSqliteDatabase } from '@lib/shared';
+import { closeSqliteDatabase, limitClause, openSqliteDatabase, PreparedStatements } from '@lib/shared';
 import {
   AppendResult,
   EventData,
@@ -105,8 +105,7 @@ export class SqliteEventStore extends EventStore {
   private readonly now: () => number;
   private readonly newId: () => string;
   private readonly signal: string;
-  /** one per SQL text; readAll's text carries its page size (limitClause) */
-  private readonly statements = new LruMap<string, Database.Statement>(MAX_CACHED_STATEMENTS);
+  private readonly statements: PreparedStatements;
   private readonly subscriptions = new Set<SqliteSubscription>();
   private readonly appendAll: (appends: QueuedAppend[]) => AppendOutcome[];
   private queued: QueuedAppend[] = [];
@@ -126,6 +125,7 @@ export class SqliteEventStore extends EventStore {
     };
     // FULL syncs the WAL on every commit: an acknowledged append survives a crash or power loss.
     this.db = openSqliteDatabase(options.file, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, synchronous: 'FULL' });
+    this.statements = new PreparedStatements(this.db, MAX_CACHED_STATEMENTS);
     this.db.exec(SCHEMA);
     this.signal = options.file === ':memory:' ? `memory:${randomUUID()}` : resolve(options.file);
     // Called inside appendAll's transaction, a better-sqlite3 transaction function opens a savepoint.
@@ -154,7 +154,7 @@ export class SqliteEventStore extends EventStore {
   async readStream(streamId: string, options: { fromRevision?: number; maxCount?: number } = {}): Promise<RecordedEvent[]> {
     // A stream's revisions run 0, 1, 2, … without gaps, so maxCount bounds the revision itself.
     const from = options.fromRevision ?? 0;
-    const rows = this.statement(
+    const rows = this.statements.get(
       'SELECT * FROM events WHERE stream_id = ? AND revision >= ? AND revision < ? ORDER BY revision',
     ).all(streamId, from, options.maxCount === undefined ? Number.MAX_SAFE_INTEGER : from + options.maxCount) as EventRow[];
     return rows.map(toRecordedEvent);
@@ -230,14 +230,14 @@ export class SqliteEventStore extends EventStore {
     };
     byPrefix('stream_id', options.filter?.streamPrefixes, 's');
     byPrefix('type', options.filter?.eventTypePrefixes, 't');
-    const rows = this.statement(
+    const rows = this.statements.get(
       `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY position ${limitClause(options.maxCount)}`,
     ).all(params) as EventRow[];
     return rows.map(toRecordedEvent);
   }
 
   private headPositionNow(): number {
-    return (this.statement('SELECT COALESCE(MAX(position), 0) FROM events').pluck().get() as number) ?? 0;
+    return (this.statements.get('SELECT COALESCE(MAX(position), 0) FROM events').pluck().get() as number) ?? 0;
   }
 
   private appendInTransaction(streamId: string, events: EventData[], expected: ExpectedRevision): AppendResult {
@@ -245,7 +245,7 @@ export class SqliteEventStore extends EventStore {
     const actual = last ? last.revision : 'no_stream';
     if (!revisionMatches(expected, actual)) throw new WrongExpectedRevisionError(streamId, expected, actual);
     if (events.length === 0) return { nextRevision: last?.revision ?? -1, position: last?.position ?? 0 };
-    const insert = this.statement(
+    const insert = this.statements.get(
       'INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     const recordedAt = this.now();
@@ -269,19 +269,11 @@ export class SqliteEventStore extends EventStore {
   }
 
   private lastEvent(streamId: string): { revision: number; position: number } | undefined {
-    return this.statement(
+    return this.statements.get(
       'SELECT revision, position FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
     ).get(streamId) as { revision: number; position: number } | undefined;
   }
 
-  private statement(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
-  }
 }
 
 /**

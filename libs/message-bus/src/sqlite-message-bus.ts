@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
-import { closeSqliteDatabase, limitClause, openSqliteDatabase } from '@lib/shared';
+import { closeSqliteDatabase, limitClause, openSqliteDatabase, PreparedStatements } from '@lib/shared';
 import { BusMessage, ConsumedMessage, ConsumeOptions, Consumer, MessageBus } from './message-bus.port';
 import { backoffDelay, Sleeper } from './sleeper';
 
@@ -61,6 +61,9 @@ interface MessageRow {
 }
 
 // `seq` is the rowid and the message's offset; AUTOINCREMENT never reuses one.
+/** The bus runs a handful of fixed statements. */
+const MAX_CACHED_STATEMENTS = 32;
+
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS bus_messages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -101,7 +104,7 @@ export class SqliteMessageBus extends MessageBus {
   private readonly batchSize: number;
   private readonly settings: Settings;
   private readonly signal: string;
-  private readonly statements = new Map<string, Database.Statement>();
+  private readonly statements: PreparedStatements;
   private readonly consumers = new Set<SqliteConsumer>();
   private readonly append: (topic: string, messages: BusMessage[]) => void;
   private readonly readBatch: (groupId: string, topics: string[]) => ConsumedMessage[];
@@ -120,6 +123,7 @@ export class SqliteMessageBus extends MessageBus {
       leaseMs: options.leaseMs ?? 30_000,
     };
     this.db = openSqliteDatabase(options.file, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, synchronous: options.synchronous ?? 'NORMAL' });
+    this.statements = new PreparedStatements(this.db, MAX_CACHED_STATEMENTS);
     this.db.exec(SCHEMA);
     this.signal = options.file === ':memory:' ? `memory:${randomUUID()}` : resolve(options.file);
     this.append = this.db.transaction((topic: string, messages: BusMessage[]) => this.appendNow(topic, messages)).immediate;
@@ -164,7 +168,7 @@ export class SqliteMessageBus extends MessageBus {
       },
       release: () => {
         renewAfter = 0;
-        this.statement('DELETE FROM bus_leases WHERE group_id = ? AND owner = ?').run(groupId, owner);
+        this.statements.get('DELETE FROM bus_leases WHERE group_id = ? AND owner = ?').run(groupId, owner);
         published.emit(this.signal);
       },
     };
@@ -184,7 +188,7 @@ export class SqliteMessageBus extends MessageBus {
   }
 
   private appendNow(topic: string, messages: BusMessage[]): void {
-    const insert = this.statement(
+    const insert = this.statements.get(
       'INSERT INTO bus_messages (topic, partition, key, value, headers, published_at) VALUES (?, ?, ?, ?, ?, ?)',
     );
     const publishedAt = this.now();
@@ -194,8 +198,8 @@ export class SqliteMessageBus extends MessageBus {
   }
 
   private readBatchNow(groupId: string, topics: string[]): ConsumedMessage[] {
-    const committed = this.statement('SELECT committed FROM bus_offsets WHERE group_id = ? AND topic = ?').pluck();
-    const pending = this.statement(
+    const committed = this.statements.get('SELECT committed FROM bus_offsets WHERE group_id = ? AND topic = ?').pluck();
+    const pending = this.statements.get(
       `SELECT seq, topic, partition, key, value, headers FROM bus_messages WHERE topic = ? AND seq > ? ORDER BY seq ${limitClause(this.batchSize)}`,
     );
     const rows = topics.flatMap(
@@ -215,11 +219,11 @@ export class SqliteMessageBus extends MessageBus {
   }
 
   private commitNow(groupId: string, owner: string, batch: ConsumedMessage[]): boolean {
-    const holder = this.statement('SELECT owner FROM bus_leases WHERE group_id = ?').pluck().get(groupId);
+    const holder = this.statements.get('SELECT owner FROM bus_leases WHERE group_id = ?').pluck().get(groupId);
     if (holder !== owner) return false;
     const upTo = new Map<string, number>();
     for (const message of batch) upTo.set(message.topic, Math.max(upTo.get(message.topic) ?? 0, Number(message.offset)));
-    const save = this.statement(
+    const save = this.statements.get(
       `INSERT INTO bus_offsets (group_id, topic, committed) VALUES (?, ?, ?)
        ON CONFLICT (group_id, topic) DO UPDATE SET committed = max(committed, excluded.committed)`,
     );
@@ -230,14 +234,14 @@ export class SqliteMessageBus extends MessageBus {
   /** Takes or renews the group's lease; its new expiry, or null while another live consumer holds it. */
   private claimLease(groupId: string, owner: string): number | null {
     const now = this.now();
-    const lease = this.statement('SELECT owner, expires_at AS expiresAt FROM bus_leases WHERE group_id = ?').get(groupId) as
+    const lease = this.statements.get('SELECT owner, expires_at AS expiresAt FROM bus_leases WHERE group_id = ?').get(groupId) as
       | { owner: string; expiresAt: number }
       | undefined;
     // Renewing is a durable write; do it only once half the lease has run out.
     if (lease?.owner === owner && lease.expiresAt - now > this.settings.leaseMs / 2) return lease.expiresAt;
     if (lease && lease.owner !== owner && lease.expiresAt > now) return null;
     const expiresAt = now + this.settings.leaseMs;
-    const { changes } = this.statement(
+    const { changes } = this.statements.get(
       `INSERT INTO bus_leases (group_id, owner, expires_at) VALUES (@groupId, @owner, @expiresAt)
        ON CONFLICT (group_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
        WHERE bus_leases.owner = excluded.owner OR bus_leases.expires_at <= @now`,
@@ -245,14 +249,6 @@ export class SqliteMessageBus extends MessageBus {
     return changes === 1 ? expiresAt : null;
   }
 
-  private statement(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
-  }
 }
 
 /**

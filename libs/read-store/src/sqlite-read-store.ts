@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { closeSqliteDatabase, limitClause, LruMap, openSqliteDatabase } from '@lib/shared';
+import { closeSqliteDatabase, limitClause, openSqliteDatabase, PreparedStatements } from '@lib/shared';
 import {
   Filter,
   FindOptions,
@@ -55,7 +55,7 @@ interface Sql {
  */
 export class SqliteReadStore extends ReadStore {
   private readonly db: Database.Database;
-  private readonly statements = new LruMap<string, Database.Statement>(MAX_CACHED_STATEMENTS);
+  private readonly statements: PreparedStatements;
   /** Collections whose table is known to exist. */
   private readonly tables = new Set<string>();
   /** Runs reads in one read transaction, so they see the same snapshot. */
@@ -75,6 +75,7 @@ export class SqliteReadStore extends ReadStore {
   constructor(options: SqliteReadStoreOptions) {
     super();
     this.db = openSqliteDatabase(options.file, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, synchronous: options.synchronous ?? 'NORMAL' });
+    this.statements = new PreparedStatements(this.db, MAX_CACHED_STATEMENTS);
     this.db.exec('CREATE TABLE IF NOT EXISTS read_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
     this.inSnapshot = this.db.transaction((read: () => unknown) => read()).deferred as <T>(read: () => T) => T;
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
@@ -181,7 +182,7 @@ export class SqliteReadStore extends ReadStore {
     const filter = filterSql(options.filter);
     const orderBy = sort.map(({ field, direction }) => `${fieldSql(field)} ${directionSql(direction)}`).join(', ');
     const select = (conditions: Sql[], count: number): unknown[][] =>
-      this.statement(`SELECT ${columns.join(', ')} FROM "${table}"${whereClause(conditions)} ORDER BY ${orderBy} ${limitClause(count)}`)
+      this.statements.get(`SELECT ${columns.join(', ')} FROM "${table}"${whereClause(conditions)} ORDER BY ${orderBy} ${limitClause(count)}`)
         .raw(true)
         .all(...conditions.flatMap((condition) => condition.params)) as unknown[][];
 
@@ -210,7 +211,7 @@ export class SqliteReadStore extends ReadStore {
     const table = tableName(collection);
     const where = filterSql(filter);
     return this.readTable(collection, 0, () =>
-      this.statement(`SELECT COUNT(*) FROM "${table}"${whereClause(where)}`)
+      this.statements.get(`SELECT COUNT(*) FROM "${table}"${whereClause(where)}`)
         .pluck()
         .get(...where.flatMap((condition) => condition.params)) as number,
     );
@@ -236,7 +237,7 @@ export class SqliteReadStore extends ReadStore {
   }
 
   async listCollections(): Promise<string[]> {
-    const tables = this.statement(
+    const tables = this.statements.get(
       `SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ${TABLE_PREFIX.length}) = '${TABLE_PREFIX}' ORDER BY name`,
     )
       .pluck()
@@ -265,7 +266,7 @@ export class SqliteReadStore extends ReadStore {
   private getNow<T extends ReadDocument>(collection: string, id: string): T | null {
     const table = tableName(collection);
     const doc = this.readTable(collection, undefined, () =>
-      this.statement(`SELECT doc FROM "${table}" WHERE id = ?`).pluck().get(id) as string | undefined,
+      this.statements.get(`SELECT doc FROM "${table}" WHERE id = ?`).pluck().get(id) as string | undefined,
     );
     return doc === undefined ? null : (JSON.parse(doc) as T);
   }
@@ -281,12 +282,12 @@ export class SqliteReadStore extends ReadStore {
         const path = fieldSql(guard.field);
         // The stored document carries the guard value, so the next write is guarded against it.
         const stored = withPath(document, guard.field, guard.value);
-        applied += this.statement(
+        applied += this.statements.get(
           `INSERT INTO "${table}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc
            WHERE ${path} IS NULL OR ${path} < ?`,
         ).run(document.id, JSON.stringify(stored), guard.value).changes;
       } else {
-        applied += this.statement(
+        applied += this.statements.get(
           `INSERT INTO "${table}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
         ).run(document.id, JSON.stringify(document)).changes;
       }
@@ -297,16 +298,16 @@ export class SqliteReadStore extends ReadStore {
   private deleteNow(collection: string, id: string): void {
     const table = tableName(collection);
     this.wrote(table);
-    this.readTable(collection, undefined, () => this.statement(`DELETE FROM "${table}" WHERE id = ?`).run(id));
+    this.readTable(collection, undefined, () => this.statements.get(`DELETE FROM "${table}" WHERE id = ?`).run(id));
   }
 
   private getCheckpointNow(name: string): number | null {
-    const position = this.statement('SELECT position FROM read_checkpoints WHERE name = ?').pluck().get(name);
+    const position = this.statements.get('SELECT position FROM read_checkpoints WHERE name = ?').pluck().get(name);
     return position === undefined ? null : (position as number);
   }
 
   private saveCheckpointNow(name: string, position: number): void {
-    this.statement(
+    this.statements.get(
       'INSERT INTO read_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position',
     ).run(name, position);
   }
@@ -320,7 +321,7 @@ export class SqliteReadStore extends ReadStore {
   /** Runs a statement on a collection's table; a collection that does not exist reads as empty. */
   private readTable<T>(collection: string, empty: T, read: () => T): T {
     if (!this.tables.has(collection)) {
-      const exists = this.statement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(tableName(collection));
+      const exists = this.statements.get("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(tableName(collection));
       if (!exists) return empty;
       this.tables.add(collection);
     }
@@ -340,17 +341,9 @@ export class SqliteReadStore extends ReadStore {
   private forget(collection: string): void {
     this.tables.delete(collection);
     const quoted = `"${tableName(collection)}"`;
-    for (const sql of this.statements.keys()) if (sql.includes(quoted)) this.statements.delete(sql);
+    this.statements.forget(quoted);
   }
 
-  private statement(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
-  }
 }
 
 function tableName(collection: string): string {

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
+import { LruMap } from './lru-map';
 
 export interface SqliteOptions {
   /** How long a writer waits for another process holding the write lock. */
@@ -37,6 +38,35 @@ export function openSqliteDatabase(file: string, options: SqliteOptions): Databa
 export function limitClause(count: number): string {
   if (!Number.isSafeInteger(count)) throw new RangeError(`a LIMIT must be an integer, got ${count}`);
   return `LIMIT ${count}`;
+}
+
+/**
+ * The prepared statements of one connection, one per SQL text. Past `capacity` texts the least
+ * recently used is dropped: SQL that carries values (limitClause) or table names makes many.
+ */
+export class PreparedStatements {
+  private readonly cache: LruMap<string, Database.Statement>;
+
+  constructor(
+    private readonly db: Database.Database,
+    capacity: number,
+  ) {
+    this.cache = new LruMap(capacity);
+  }
+
+  get(sql: string): Database.Statement {
+    let statement = this.cache.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.cache.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Drops the statements whose SQL contains `text`, e.g. those of a dropped table. */
+  forget(text: string): void {
+    for (const sql of this.cache.keys()) if (sql.includes(text)) this.cache.delete(sql);
+  }
 }
 
 export function closeSqliteDatabase(db: Database.Database): void {
