@@ -46,19 +46,19 @@ export class OrganizationCredentialResolver extends CredentialResolver {
 
   async resolveApiKey(rawKey: string): Promise<ApiKeyIdentity | null> {
     if (!API_KEY_PATTERN.test(rawKey)) return null;
-    const hash = hashApiKey(rawKey);
+    const keyHash = hashApiKey(rawKey);
     // Taken before the reads: a write that lands during them makes the kept answer miss next time.
     const token = this.changeToken();
-    const kept = this.resolved.get(hash);
+    const kept = this.resolved.get(keyHash);
     if (kept && kept.token === token) return kept.identity;
-    const identity = await this.lookUp(hash);
-    if (identity && token !== null) this.resolved.set(hash, { identity, token });
-    else this.resolved.delete(hash);
+    const identity = await this.lookUp(keyHash);
+    if (identity && token !== null) this.resolved.set(keyHash, { identity, token });
+    else this.resolved.delete(keyHash);
     return identity;
   }
 
-  private async lookUp(hash: string): Promise<ApiKeyIdentity | null> {
-    const key = await this.reads.get<ApiKeyDocument>(API_KEYS, hash);
+  private async lookUp(keyHash: string): Promise<ApiKeyIdentity | null> {
+    const key = await this.reads.get<ApiKeyDocument>(API_KEYS, keyHash);
     if (!key || key.revoked) return null;
     const org = await this.reads.get<OrganizationDocument>(ORGANIZATIONS, key.organizationId);
     if (!org) return null;
