@@ -3,14 +3,13 @@
  * in a child process (optionally under `node --cpu-prof`), a JSON client and an organization whose
  * webhooks go to a receiver in the benchmark process. Loopback (127.0.0.1) only.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
 import { BENCH_ADMIN_TOKEN, benchProductEnv } from './seed';
-import { cpuSeconds, peakRssMiB } from './server-process';
-
+import { cpuSeconds, startProcess } from './server-process';
 
 export interface ProductProcess {
   child: ChildProcess;
@@ -69,7 +68,6 @@ export async function startProduct(options: ProductOptions): Promise<ProductProc
     nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, '-r', join(__dirname, 'exit-on-sigusr2.js'));
   }
   const env = {
-    ...process.env,
     ...benchProductEnv(dataDir, port),
     HOST: '127.0.0.1',
     PUBLIC_BASE_URL: baseUrl,
@@ -77,49 +75,23 @@ export async function startProduct(options: ProductOptions): Promise<ProductProc
     BENCH_LOOP_PROBE_FILE: loopProbeFile,
     ...options.env,
   };
-  const script = join(__dirname, '../apps/api-gateway/src/main.js');
-  const child = spawn(process.execPath, [...nodeArgs, script, ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output = (output + chunk).slice(-16_384)));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}: ${output}`);
-    try {
-      const res = await fetch(`${baseUrl}/healthz`);
-      if (res.status < 500) break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error('the gateway did not start in 60 s');
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  let stopping: Promise<void> | null = null;
+  const gateway = await startProcess(join(__dirname, '../apps/api-gateway/src/main.js'), options.args ?? [], env, port, '/healthz', {
+    nodeArgs,
+    stopSignal: options.cpuProfileDir ? 'SIGUSR2' : 'SIGTERM',
+  });
+  const { child } = gateway;
   return {
     child,
     baseUrl,
     dataDir,
     loopProbeFile,
-    peakRssMiB: () => peakRssMiB(child.pid!),
+    peakRssMiB: gateway.peakRssMiB,
     cpuSeconds: () => cpuSeconds(child.pid!),
     cpuProfiles() {
       if (!options.cpuProfileDir) return [];
       return readdirSync(options.cpuProfileDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(options.cpuProfileDir!, f));
     },
-    stop() {
-      stopping ??= new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-        child.once('exit', () => {
-          clearTimeout(killer);
-          resolve();
-        });
-        child.kill(options.cpuProfileDir ? 'SIGUSR2' : 'SIGTERM');
-      });
-      return stopping;
-    },
+    stop: gateway.stop,
   };
 }
 

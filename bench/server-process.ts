@@ -9,9 +9,19 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts a script in a child process and waits until it answers HTTP on the given port. */
-export async function startProcess(script: string, args: string[], env: Record<string, string>, port: number, readyPath: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export interface StartOptions {
+  /** node's own options, before the script (preloads, --cpu-prof) */
+  nodeArgs?: string[];
+  /** what stop() sends; SIGKILL follows if the process has not exited 30 s later */
+  stopSignal?: NodeJS.Signals;
+}
+
+/**
+ * Starts a script in a child process and waits until it answers HTTP on the given port (killed
+ * when it does not within 60 s).
+ */
+export async function startProcess(script: string, args: string[], env: Record<string, string>, port: number, readyPath: string, options: StartOptions = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   // Only the start-up output is kept, for the error message: request logs would pile up for the whole run.
   child.stdout!.on('data', (chunk) => (output = (output + chunk).slice(-16_384)));
@@ -25,19 +35,29 @@ export async function startProcess(script: string, args: string[], env: Record<s
     } catch {
       /* not listening yet */
     }
-    if (Date.now() > deadline) throw new Error(`${script} did not start in 60 s`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${script} did not start in 60 s`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
+  let stopping: Promise<void> | null = null;
   return {
     child,
     baseUrl,
     peakRssMiB: () => peakRssMiB(child.pid!),
-    stop: () =>
-      new Promise<void>((resolve) => {
+    stop() {
+      stopping ??= new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+        const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.once('exit', () => {
+          clearTimeout(killer);
+          resolve();
+        });
+        child.kill(options.stopSignal ?? 'SIGTERM');
+      });
+      return stopping;
+    },
   };
 }
 
