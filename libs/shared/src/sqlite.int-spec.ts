@@ -33,6 +33,36 @@ describe('openSqliteDatabase', () => {
     }
   });
 
+  it('starts the WAL again while commits never pause, which leaves passive checkpoints no moment to do it', async () => {
+    const file = join(dir, 'busy.db');
+    const db = openSqliteDatabase(file, { busyTimeoutMs: 5_000, synchronous: 'NORMAL' });
+    try {
+      db.exec('CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+      const insert = db.prepare('INSERT INTO docs (body) VALUES (?)');
+      const body = 'x'.repeat(4_000);
+      const walSizes: number[] = [];
+      let rows = 0;
+      // A commit of 40 KB every millisecond or so, for up to 8 s (~300 MiB): every passive
+      // checkpoint overlaps commits. Without the forced restart the WAL only ever grows.
+      const deadline = Date.now() + 8_000;
+      const cutBack = () => walSizes.length > 1 && walSizes[walSizes.length - 1] < walSizes[walSizes.length - 2];
+      while (Date.now() < deadline && !cutBack()) {
+        db.transaction(() => {
+          for (let i = 0; i < 10; i++) insert.run(body);
+        })();
+        rows += 10;
+        walSizes.push(statSync(`${file}-wal`).size);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      expect(Math.max(...walSizes)).toBeGreaterThan(64 * 1024 * 1024);
+      expect(cutBack()).toBe(true);
+      expect(walSizes[walSizes.length - 1]).toBeLessThanOrEqual(16 * 1024 * 1024);
+      expect(db.prepare('SELECT COUNT(*) FROM docs').pluck().get()).toBe(rows);
+    } finally {
+      closeSqliteDatabase(db);
+    }
+  }, 30_000);
+
   it('opens and closes an in-memory database, which has no file to checkpoint', () => {
     const db = openSqliteDatabase(':memory:', { busyTimeoutMs: 1_000, synchronous: 'FULL' });
     db.exec('CREATE TABLE t (n INTEGER)');

@@ -76,6 +76,13 @@ export function closeSqliteDatabase(db: Database.Database): void {
 
 /** A WAL past this size is checkpointed; SQLite's own default is 1,000 pages of 4 KiB. */
 const CHECKPOINT_AT_BYTES = 4 * 1024 * 1024;
+/** A WAL past this size is started again by force (the thread's startAgain). */
+const RESTART_AT_BYTES = 64 * 1024 * 1024;
+/** Passive passes before the RESTART, ended early once a pass saw less than RESTART_TAIL_BYTES committed. */
+const RESTART_PASSES = 3;
+const RESTART_TAIL_BYTES = 4 * 1024 * 1024;
+/** How long the RESTART waits for the write lock and for readers of older snapshots; then the next round tries again. */
+const RESTART_WAIT_MS = 50;
 const CHECK_EVERY_MS = 200;
 const KEPT_WAL_BYTES = 16 * 1024 * 1024;
 /** SQLite's default, restored where the thread cannot do the work. */
@@ -124,7 +131,15 @@ class BackgroundCheckpoints {
     try {
       this.worker = new Worker(CHECKPOINTER_SOURCE, {
         eval: true,
-        workerData: { driver: require.resolve('better-sqlite3'), checkpointAtBytes: CHECKPOINT_AT_BYTES, checkEveryMs: CHECK_EVERY_MS },
+        workerData: {
+          driver: require.resolve('better-sqlite3'),
+          checkpointAtBytes: CHECKPOINT_AT_BYTES,
+          checkEveryMs: CHECK_EVERY_MS,
+          restartAtBytes: RESTART_AT_BYTES,
+          restartPasses: RESTART_PASSES,
+          restartTailBytes: RESTART_TAIL_BYTES,
+          restartWaitMs: RESTART_WAIT_MS,
+        },
       });
     } catch (error) {
       this.logger.warn(`no checkpoint thread (${String(error)}); SQLite checkpoints on commit`);
@@ -178,6 +193,26 @@ parentPort.on('message', (message) => {
 });
 // The WAL's modification time when it was last checkpointed: a checkpoint does not write the WAL.
 const checkpointedAt = new Map();
+const walSize = (file) => statSync(file + '-wal').size;
+// Only a commit that finds the WAL wholly copied starts it again from its beginning. Commits that
+// never pause leave no such moment, and the WAL grows for as long as they last. RESTART makes one:
+// it holds off writers while it copies what is left, then the next commit starts the WAL again and
+// cuts the file back to journal_size_limit. Passive passes first copy the bulk while writers carry
+// on, so writers wait only for what they added during the last pass; after a few passes they wait
+// for whatever is left, which is how writers faster than the copying are slowed to its pace.
+function startAgain(db, file) {
+  for (let pass = 0; pass < workerData.restartPasses; pass++) {
+    const before = walSize(file);
+    db.pragma('wal_checkpoint(PASSIVE)');
+    if (walSize(file) - before < workerData.restartTailBytes) break;
+  }
+  db.pragma('busy_timeout = ' + workerData.restartWaitMs);
+  try {
+    db.pragma('wal_checkpoint(RESTART)');
+  } finally {
+    db.pragma('busy_timeout = 0');
+  }
+}
 setInterval(() => {
   for (const [file, db] of open) {
     let wal;
@@ -189,6 +224,7 @@ setInterval(() => {
     if (wal.size < workerData.checkpointAtBytes || checkpointedAt.get(file) === wal.mtimeMs) continue;
     try {
       db.pragma('wal_checkpoint(PASSIVE)');
+      if (wal.size >= workerData.restartAtBytes) startAgain(db, file);
       checkpointedAt.set(file, wal.mtimeMs);
     } catch {
       // Busy (another process is checkpointing) or closing: the next round tries again.
