@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describeMessageBusContract } from '@lib/message-bus/testing/message-bus.contract';
 import { exited, firstLine, runTypeScript, waitFor } from '@lib/shared/testing/processes';
 import { ConsumedMessage } from './message-bus.port';
@@ -120,5 +121,74 @@ describe('SqliteMessageBus on a file', () => {
     await bus.close();
 
     expect(received).toEqual(['deliver']);
+  });
+
+  describe('retention', () => {
+    const DAY = 86_400_000;
+    const consumeAll = async (bus: SqliteMessageBus, groupId: string, topic: string, count: number) => {
+      const seen: string[] = [];
+      const consumer = await bus.consume({ groupId, topics: [topic], handleBatch: async (batch) => void seen.push(...batch.map((m) => m.value)) });
+      await waitFor(() => seen.length === count);
+      await consumer.stop();
+      return seen;
+    };
+    /** Runs SQL on the bus file beside the bus under test, as another process would. */
+    const onFile = <T>(work: (db: Database.Database) => T): T => {
+      const db = new Database(file);
+      try {
+        return work(db);
+      } finally {
+        db.close();
+      }
+    };
+    const commitAt = (groupId: string, topic: string, offset: number) =>
+      onFile((db) =>
+        db.prepare('INSERT INTO bus_offsets (group_id, topic, committed) VALUES (?, ?, ?) ON CONFLICT (group_id, topic) DO UPDATE SET committed = excluded.committed')
+          .run(groupId, topic, offset),
+      );
+    const storedMessages = () => onFile((db) => db.prepare('SELECT COUNT(*) FROM bus_messages').pluck().get() as number);
+
+    it('deletes messages past the retention once every group of their topic has committed them, and keeps the rest', async () => {
+      let now = 1_000 * DAY;
+      const bus = new SqliteMessageBus({ file, pollIntervalMs: 20, retentionMs: DAY, now: () => now });
+      try {
+        await bus.publish('events', [{ key: 'a', value: 'old-1' }, { key: 'a', value: 'old-2' }, { key: 'b', value: 'old-3' }]);
+        await bus.publish('other', [{ key: 'x', value: 'never-consumed' }]);
+        now += DAY / 2;
+        await bus.publish('events', [{ key: 'a', value: 'young' }]);
+        expect(await consumeAll(bus, 'outbox', 'events', 4)).toEqual(['old-1', 'old-2', 'old-3', 'young']);
+        commitAt('audit', 'events', 2); // a second group, behind: it has handled old-1 and old-2 only
+
+        now += DAY; // old-1…3 are 1.5 days old, young one day
+        expect(bus.deleteExpired()).toBe(2);
+        commitAt('audit', 'events', 4);
+        expect(bus.deleteExpired()).toBe(1); // old-3; young is not past the retention, and no group reads `other`
+        expect(bus.deleteExpired()).toBe(0);
+
+        // What is left is what a new group still gets, in order.
+        expect(await consumeAll(bus, 'late', 'events', 1)).toEqual(['young']);
+        expect(await consumeAll(bus, 'late', 'other', 1)).toEqual(['never-consumed']);
+      } finally {
+        await bus.close();
+      }
+    });
+
+    it('deletes in the background, and keeps everything without a retention', async () => {
+      let now = 1_000 * DAY;
+      const keeping = new SqliteMessageBus({ file, pollIntervalMs: 20, now: () => now });
+      await keeping.publish('events', [{ key: 'a', value: '1' }, { key: 'a', value: '2' }]);
+      await consumeAll(keeping, 'outbox', 'events', 2);
+      now += 30 * DAY;
+      expect(keeping.deleteExpired()).toBe(0);
+      await keeping.close();
+      expect(storedMessages()).toBe(2);
+
+      const expiring = new SqliteMessageBus({ file, retentionMs: DAY, retentionCheckMs: 20, now: () => now });
+      try {
+        await waitFor(() => storedMessages() === 0);
+      } finally {
+        await expiring.close();
+      }
+    });
   });
 });

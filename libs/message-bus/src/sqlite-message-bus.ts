@@ -29,8 +29,15 @@ export interface SqliteMessageBusOptions {
    * `FULL` also syncs each commit to disk.
    */
   synchronous?: 'NORMAL' | 'FULL';
-  /** Clock for lease expiry; defaults to `Date.now`. */
+  /** Clock for lease expiry and retention; defaults to `Date.now`. */
   now?: () => number;
+  /**
+   * Messages older than this are deleted once every group consuming their topic has committed
+   * past them (see deleteExpired); unset or -1 keeps every message.
+   */
+  retentionMs?: number;
+  /** How often the expired messages are looked for, when retentionMs is set. */
+  retentionCheckMs?: number;
 }
 
 interface Settings {
@@ -63,6 +70,8 @@ interface MessageRow {
 // `seq` is the rowid and the message's offset; AUTOINCREMENT never reuses one.
 /** The bus runs a handful of fixed statements. */
 const MAX_CACHED_STATEMENTS = 32;
+/** Rows one delete removes: a short transaction, so publishes and commits are not held up. */
+const DELETE_CHUNK = 2_000;
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS bus_messages (
@@ -109,6 +118,9 @@ export class SqliteMessageBus extends MessageBus {
   private readonly append: (topic: string, messages: BusMessage[]) => void;
   private readonly readBatch: (groupId: string, topics: string[]) => ConsumedMessage[];
   private readonly commitBatch: (groupId: string, owner: string, batch: ConsumedMessage[]) => boolean;
+  private readonly logger = new Logger('SqliteMessageBus');
+  private readonly retentionMs: number | null;
+  private retentionTimer: NodeJS.Timeout | null = null;
 
   constructor(options: SqliteMessageBusOptions) {
     super();
@@ -131,6 +143,13 @@ export class SqliteMessageBus extends MessageBus {
     this.commitBatch = this.db.transaction((groupId: string, owner: string, batch: ConsumedMessage[]) =>
       this.commitNow(groupId, owner, batch),
     ).immediate;
+    const retentionMs = options.retentionMs ?? -1;
+    if (!Number.isInteger(retentionMs) || retentionMs < -1) throw new RangeError('retentionMs must be -1 or a non-negative integer');
+    this.retentionMs = retentionMs === -1 ? null : retentionMs;
+    if (this.retentionMs !== null) {
+      this.retentionTimer = setInterval(() => this.deleteExpiredInChunks(), options.retentionCheckMs ?? 60_000);
+      this.retentionTimer.unref();
+    }
   }
 
   async publish(topic: string, messages: BusMessage[]): Promise<void> {
@@ -183,8 +202,44 @@ export class SqliteMessageBus extends MessageBus {
   }
 
   async close(): Promise<void> {
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
+    this.retentionTimer = null;
     await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
     closeSqliteDatabase(this.db);
+  }
+
+  /**
+   * Deletes up to `limit` messages that are past the retention and that every group consuming
+   * their topic has committed; returns how many. Unlike Kafka's retention, a message no group has
+   * consumed yet (or one a lagging group has not) is kept however old it is, and a topic no group
+   * has committed on keeps everything. The space is reused by later messages; the file does not
+   * shrink (docs/operations.md).
+   */
+  deleteExpired(limit = DELETE_CHUNK): number {
+    if (this.retentionMs === null || !this.db.open) return 0;
+    const publishedBefore = this.now() - this.retentionMs;
+    return this.db.transaction(() => {
+      let deleted = 0;
+      const topics = this.statements.get('SELECT topic, MIN(committed) AS upTo FROM bus_offsets GROUP BY topic').all() as Array<{ topic: string; upTo: number }>;
+      for (const { topic, upTo } of topics) {
+        if (deleted >= limit) break;
+        deleted += this.statements.get(
+          `DELETE FROM bus_messages WHERE seq IN (
+             SELECT seq FROM bus_messages WHERE topic = ? AND seq <= ? AND published_at < ? ORDER BY seq LIMIT ?)`,
+        ).run(topic, upTo, publishedBefore, limit - deleted).changes;
+      }
+      return deleted;
+    }).immediate();
+  }
+
+  /** A backlog of expired messages goes a chunk per turn of the event loop. */
+  private deleteExpiredInChunks(): void {
+    try {
+      if (this.deleteExpired() === DELETE_CHUNK) setImmediate(() => this.deleteExpiredInChunks());
+    } catch (error) {
+      // Busy (another process writing past the busy timeout) or closing: the next round tries again.
+      this.logger.warn(`deleting expired bus messages failed; retrying later: ${String(error)}`);
+    }
   }
 
   private appendNow(topic: string, messages: BusMessage[]): void {

@@ -38,7 +38,7 @@ export async function openReadStore(config: AppConfig): Promise<ActiveProjection
 
 /** The message bus: Kafka, or the embedded file. */
 export async function openMessageBus(config: AppConfig): Promise<MessageBus> {
-  if (!config.kafkaBrokers) return new SqliteMessageBus({ file: join(ensureDataDir(config), 'bus.db') });
+  if (!config.kafkaBrokers) return new SqliteMessageBus({ file: join(ensureDataDir(config), 'bus.db'), retentionMs: config.embeddedBusRetentionMs });
   const { KafkaMessageBus } = require('@lib/message-bus/kafka-message-bus') as typeof import('@lib/message-bus/kafka-message-bus');
   return KafkaMessageBus.connect({
     brokers: config.kafkaBrokers,

@@ -76,6 +76,12 @@ describe('loadConfig', () => {
     });
   });
 
+  it('keeps the embedded bus seven days by default, and forever with -1', () => {
+    expect(loadConfig({}).embeddedBusRetentionMs).toBe(604_800_000);
+    expect(loadConfig({ EMBEDDED_BUS_RETENTION_MS: '3600000' }).embeddedBusRetentionMs).toBe(3_600_000);
+    expect(loadConfig({ EMBEDDED_BUS_RETENTION_MS: '-1' }).embeddedBusRetentionMs).toBe(-1);
+  });
+
   it.each([
     ['PORT', 'abc'],
     ['PORT', '70000'],
@@ -101,6 +107,8 @@ describe('loadConfig', () => {
     ['KAFKA_REPLICATION_FACTOR', 'three'],
     ['KAFKA_RETENTION_MS', '7d'],
     ['KAFKA_RETENTION_MS', '1000'],
+    ['EMBEDDED_BUS_RETENTION_MS', '1w'],
+    ['EMBEDDED_BUS_RETENTION_MS', '59999'],
     ['LOG_LEVEL', 'verbose'],
     ['READY_MAX_PROJECTION_LAG', 'many'],
     ['OPS_PORT', '0'],

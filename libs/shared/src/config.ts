@@ -20,6 +20,8 @@ export interface AppConfig {
   kafkaReplicationFactor: number;
   /** `retention.ms` of the topics the service creates; -1 keeps messages forever */
   kafkaRetentionMs: number;
+  /** age past which the embedded bus deletes messages every group has consumed; -1 keeps them */
+  embeddedBusRetentionMs: number;
   pricingTokenWindowMs: number;
   sessionIdleTtlMs: number;
   webhookRetryScheduleMs: number[];
@@ -199,6 +201,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     kafkaTopicPartitions: integer(env, 'KAFKA_TOPIC_PARTITIONS', 6, 1, 10_000),
     kafkaReplicationFactor: integer(env, 'KAFKA_REPLICATION_FACTOR', 1, 1, 32_767),
     kafkaRetentionMs: retention(env, 'KAFKA_RETENTION_MS', 7 * 86_400_000),
+    embeddedBusRetentionMs: retention(env, 'EMBEDDED_BUS_RETENTION_MS', 7 * 86_400_000),
     pricingTokenWindowMs: integer(env, 'PRICING_TOKEN_WINDOW_MS', 600_000, 1),
     sessionIdleTtlMs: integer(env, 'SESSION_IDLE_TTL_MS', 86_400_000, 1),
     webhookRetryScheduleMs: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [0, 60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000]),
