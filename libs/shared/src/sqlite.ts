@@ -83,6 +83,8 @@ const RESTART_PASSES = 3;
 const RESTART_TAIL_BYTES = 4 * 1024 * 1024;
 /** How long the RESTART waits for the write lock and for readers of older snapshots; then the next round tries again. */
 const RESTART_WAIT_MS = 50;
+/** A RESTART that found the store busy is tried again after twice as long each time, up to this. */
+const MAX_RESTART_BACKOFF_MS = 10_000;
 const CHECK_EVERY_MS = 200;
 const KEPT_WAL_BYTES = 16 * 1024 * 1024;
 /** SQLite's default, restored where the thread cannot do the work. */
@@ -139,6 +141,7 @@ class BackgroundCheckpoints {
           restartPasses: RESTART_PASSES,
           restartTailBytes: RESTART_TAIL_BYTES,
           restartWaitMs: RESTART_WAIT_MS,
+          maxRestartBackoffMs: MAX_RESTART_BACKOFF_MS,
         },
       });
     } catch (error) {
@@ -189,6 +192,7 @@ parentPort.on('message', (message) => {
     open.get(message.remove).close();
     open.delete(message.remove);
     checkpointedAt.delete(message.remove);
+    restartBackoff.delete(message.remove);
   }
 });
 // The WAL's modification time when it was last checkpointed: a checkpoint does not write the WAL.
@@ -200,18 +204,30 @@ const walSize = (file) => statSync(file + '-wal').size;
 // cuts the file back to journal_size_limit. Passive passes first copy the bulk while writers carry
 // on, so writers wait only for what they added during the last pass; after a few passes they wait
 // for whatever is left, which is how writers faster than the copying are slowed to its pace.
+// A RESTART that found the store busy (a reader of an older snapshot, e.g. another process in a
+// long read, can hold it up) held writers off for up to restartWaitMs: the next one waits longer.
+const restartBackoff = new Map();
 function startAgain(db, file) {
+  const backoff = restartBackoff.get(file);
+  if (backoff && Date.now() < backoff.notBefore) return;
   for (let pass = 0; pass < workerData.restartPasses; pass++) {
     const before = walSize(file);
     db.pragma('wal_checkpoint(PASSIVE)');
     if (walSize(file) - before < workerData.restartTailBytes) break;
   }
   db.pragma('busy_timeout = ' + workerData.restartWaitMs);
+  let busy;
   try {
-    db.pragma('wal_checkpoint(RESTART)');
+    busy = db.pragma('wal_checkpoint(RESTART)')[0].busy !== 0;
   } finally {
     db.pragma('busy_timeout = 0');
   }
+  if (!busy) {
+    restartBackoff.delete(file);
+    return;
+  }
+  const delayMs = Math.min((backoff?.delayMs ?? workerData.checkEveryMs) * 2, workerData.maxRestartBackoffMs);
+  restartBackoff.set(file, { delayMs, notBefore: Date.now() + delayMs });
 }
 setInterval(() => {
   for (const [file, db] of open) {
