@@ -96,6 +96,14 @@ describe('observability over HTTP', () => {
     expect(text).toMatch(/outbox_deliveries\{status="pending"\} \d+/);
     expect(text).toMatch(/outbox_deliveries\{status="processing"\} \d+/);
     expect(text).toContain('# TYPE pricing_loop_latency_seconds histogram');
+    // The files of the stores that are embedded in this run, with a size.
+    const embedded = [
+      ...(process.env.EVENTSTORE_URL ? [] : ['events.db']),
+      ...(process.env.MONGODB_URL ? [] : ['read-models.db']),
+      ...(process.env.KAFKA_BROKERS ? [] : ['bus.db']),
+    ];
+    for (const file of embedded) expect(text).toMatch(new RegExp(`embedded_store_bytes\\{file="${file.replace('.', '\\.')}"\\} [1-9]\\d*`));
+    if (process.env.KAFKA_BROKERS) expect(text).not.toContain('embedded_store_bytes{file="bus.db"}');
     expect(text).toContain('process_cpu_seconds_total');
     // Labels hold templates, never ids or credentials.
     expect(text).not.toContain('quo_doesnotexist');

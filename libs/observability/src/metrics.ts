@@ -48,6 +48,7 @@ export class Metrics {
 
   private projectionPositions: Source<{ head: number; checkpoints: Array<{ projection: string; position: number }> }> | null = null;
   private deliveryDepth: Source<{ pending: number; processing: number }> | null = null;
+  private embeddedFiles: Source<Array<{ file: string; bytes: number }>> | null = null;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -76,6 +77,16 @@ export class Metrics {
         this.set({ status: 'processing' }, depth.processing);
       },
     });
+    new Gauge({
+      name: 'embedded_store_bytes',
+      help: 'Size of each file of the embedded stores in DATA_DIR (databases and their WAL files)',
+      labelNames: ['file'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const { file, bytes } of (await metrics.embeddedFiles?.().catch(() => null)) ?? []) this.set({ file }, bytes);
+      },
+    });
   }
 
   /** Where projection lag is read from (the process that knows the projections). */
@@ -86,6 +97,11 @@ export class Metrics {
   /** Where outbox depth is read from (the delivery log). */
   readDeliveryDepthFrom(source: Metrics['deliveryDepth']): void {
     this.deliveryDepth = source;
+  }
+
+  /** Where the sizes of the embedded stores' files are read from. */
+  readEmbeddedFilesFrom(source: Metrics['embeddedFiles']): void {
+    this.embeddedFiles = source;
   }
 
   deliveryAttempted(target: string, outcome: DeliveryOutcome): void {

@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DynamicModule, Global, Inject, Module, OnModuleInit } from '@nestjs/common';
 import { checkpointName } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
@@ -42,6 +44,7 @@ export class ObservabilityModule implements OnModuleInit {
 
   onModuleInit(): void {
     this.metrics.readProjectionPositionsFrom(() => this.projectionPositions());
+    this.metrics.readEmbeddedFilesFrom(async () => embeddedFileSizes(this.config));
     this.readiness.register('eventStore', async () => {
       await this.events.headPosition();
       return null;
@@ -67,4 +70,23 @@ export class ObservabilityModule implements OnModuleInit {
     const behind = checkpoints.filter(({ position }) => head - position > max).map(({ projection, position }) => `${projection} (${head - position} events)`);
     return behind.length ? `more than ${max} events behind: ${behind.join(', ')}` : null;
   }
+}
+
+/** The embedded stores' files in DATA_DIR, for the stores that are embedded, and their WALs. */
+async function embeddedFileSizes(config: AppConfig): Promise<Array<{ file: string; bytes: number }>> {
+  const databases = [
+    ...(config.eventStoreUrl ? [] : ['events.db']),
+    ...(config.mongodbUrl ? [] : ['read-models.db']),
+    ...(config.kafkaBrokers ? [] : ['bus.db']),
+  ];
+  const sizes = await Promise.all(
+    databases.flatMap((database) => [database, `${database}-wal`]).map(async (file) => {
+      try {
+        return { file, bytes: (await stat(join(config.dataDir, file))).size };
+      } catch {
+        return null; // not created yet, or no WAL at the moment
+      }
+    }),
+  );
+  return sizes.filter((size) => size !== null);
 }
