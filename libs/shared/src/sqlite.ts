@@ -21,11 +21,30 @@ export interface SqliteOptions {
 export function openSqliteDatabase(file: string, options: SqliteOptions): Database.Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file, { timeout: options.busyTimeoutMs });
-  db.pragma('journal_mode = WAL');
+  // Turning a new file to WAL takes an exclusive lock; when two processes open a new DATA_DIR at
+  // once, SQLite refuses one of them at once instead of waiting (its busy handler is not called
+  // where waiting could deadlock), so the wait is here.
+  retryWhileBusy(() => db.pragma('journal_mode = WAL'), options.busyTimeoutMs);
   db.pragma(`synchronous = ${options.synchronous}`);
   db.pragma(`busy_timeout = ${Math.floor(options.busyTimeoutMs)}`);
   if (file !== ':memory:') backgroundCheckpoints.add(db, file);
   return db;
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+const sleepSync = (ms: number) => void Atomics.wait(pause, 0, 0, ms);
+
+/** Runs `work` again while it fails with SQLITE_BUSY, every few milliseconds for up to `timeoutMs`. */
+export function retryWhileBusy<T>(work: () => T, timeoutMs: number, sleep: (ms: number) => void = sleepSync, now: () => number = Date.now): T {
+  const deadline = now() + timeoutMs;
+  for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+    try {
+      return work();
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || now() >= deadline) throw error;
+      sleep(wait);
+    }
+  }
 }
 
 /**
