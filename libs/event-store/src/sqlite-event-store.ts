@@ -273,7 +273,6 @@ export class SqliteEventStore extends EventStore {
       'SELECT revision, position FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
     ).get(streamId) as { revision: number; position: number } | undefined;
   }
-
 }
 
 /**

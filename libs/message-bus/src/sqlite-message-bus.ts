@@ -118,6 +118,7 @@ export class SqliteMessageBus extends MessageBus {
   private readonly append: (topic: string, messages: BusMessage[]) => void;
   private readonly readBatch: (groupId: string, topics: string[]) => ConsumedMessage[];
   private readonly commitBatch: (groupId: string, owner: string, batch: ConsumedMessage[]) => boolean;
+  private readonly deleteBatch: (publishedBefore: number, limit: number) => number;
   private readonly logger = new Logger('SqliteMessageBus');
   private readonly retentionMs: number | null;
   private retentionTimer: NodeJS.Timeout | null = null;
@@ -143,6 +144,7 @@ export class SqliteMessageBus extends MessageBus {
     this.commitBatch = this.db.transaction((groupId: string, owner: string, batch: ConsumedMessage[]) =>
       this.commitNow(groupId, owner, batch),
     ).immediate;
+    this.deleteBatch = this.db.transaction((publishedBefore: number, limit: number) => this.deleteExpiredNow(publishedBefore, limit)).immediate;
     const retentionMs = options.retentionMs ?? -1;
     if (!Number.isInteger(retentionMs) || retentionMs < -1) throw new RangeError('retentionMs must be -1 or a non-negative integer');
     this.retentionMs = retentionMs === -1 ? null : retentionMs;
@@ -217,19 +219,20 @@ export class SqliteMessageBus extends MessageBus {
    */
   deleteExpired(limit = DELETE_CHUNK): number {
     if (this.retentionMs === null || !this.db.open) return 0;
-    const publishedBefore = this.now() - this.retentionMs;
-    return this.db.transaction(() => {
-      let deleted = 0;
-      const topics = this.statements.get('SELECT topic, MIN(committed) AS upTo FROM bus_offsets GROUP BY topic').all() as Array<{ topic: string; upTo: number }>;
-      for (const { topic, upTo } of topics) {
-        if (deleted >= limit) break;
-        deleted += this.statements.get(
-          `DELETE FROM bus_messages WHERE seq IN (
-             SELECT seq FROM bus_messages WHERE topic = ? AND seq <= ? AND published_at < ? ORDER BY seq LIMIT ?)`,
-        ).run(topic, upTo, publishedBefore, limit - deleted).changes;
-      }
-      return deleted;
-    }).immediate();
+    return this.deleteBatch(this.now() - this.retentionMs, limit);
+  }
+
+  private deleteExpiredNow(publishedBefore: number, limit: number): number {
+    let deleted = 0;
+    const topics = this.statements.get('SELECT topic, MIN(committed) AS upTo FROM bus_offsets GROUP BY topic').all() as Array<{ topic: string; upTo: number }>;
+    for (const { topic, upTo } of topics) {
+      if (deleted >= limit) break;
+      deleted += this.statements.get(
+        `DELETE FROM bus_messages WHERE seq IN (
+           SELECT seq FROM bus_messages WHERE topic = ? AND seq <= ? AND published_at < ? ORDER BY seq ${limitClause(limit - deleted)})`,
+      ).run(topic, upTo, publishedBefore).changes;
+    }
+    return deleted;
   }
 
   /** A backlog of expired messages goes a chunk per turn of the event loop. */
@@ -303,7 +306,6 @@ export class SqliteMessageBus extends MessageBus {
     ).run({ groupId, owner, expiresAt, now });
     return changes === 1 ? expiresAt : null;
   }
-
 }
 
 /**

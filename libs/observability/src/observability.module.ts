@@ -4,7 +4,7 @@ import { DynamicModule, Global, Inject, Module, OnModuleInit } from '@nestjs/com
 import { checkpointName } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { ReadStore } from '@lib/read-store';
-import { ProjectionRegistry } from '@lib/runtime';
+import { embeddedStoreFiles, ProjectionRegistry } from '@lib/runtime';
 import { APP_CONFIG, type AppConfig } from '@lib/shared';
 import { Metrics } from './metrics';
 import { Readiness } from './readiness';
@@ -72,15 +72,10 @@ export class ObservabilityModule implements OnModuleInit {
   }
 }
 
-/** The embedded stores' files in DATA_DIR, for the stores that are embedded, and their WALs. */
+/** The embedded stores' files in DATA_DIR and their WALs, with their sizes (a file not there yet is left out). */
 async function embeddedFileSizes(config: AppConfig): Promise<Array<{ file: string; bytes: number }>> {
-  const databases = [
-    ...(config.eventStoreUrl ? [] : ['events.db']),
-    ...(config.mongodbUrl ? [] : ['read-models.db']),
-    ...(config.kafkaBrokers ? [] : ['bus.db']),
-  ];
   const sizes = await Promise.all(
-    databases.flatMap((database) => [database, `${database}-wal`]).map(async (file) => {
+    embeddedStoreFiles(config).flatMap((database) => [database, `${database}-wal`]).map(async (file) => {
       try {
         return { file, bytes: (await stat(join(config.dataDir, file))).size };
       } catch {

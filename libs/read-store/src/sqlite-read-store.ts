@@ -343,7 +343,6 @@ export class SqliteReadStore extends ReadStore {
     const quoted = `"${tableName(collection)}"`;
     this.statements.forget(quoted);
   }
-
 }
 
 function tableName(collection: string): string {

@@ -13,6 +13,18 @@ import { ConfigError, type AppConfig } from '@lib/shared';
  * should not pay.
  */
 
+/** The file of each embedded store, in DATA_DIR. */
+const EMBEDDED_FILES = { eventStore: 'events.db', readStore: 'read-models.db', messageBus: 'bus.db' } as const;
+
+/** The database files (names in DATA_DIR) of the stores this configuration keeps embedded. */
+export function embeddedStoreFiles(config: AppConfig): string[] {
+  return [
+    ...(config.eventStoreUrl ? [] : [EMBEDDED_FILES.eventStore]),
+    ...(config.mongodbUrl ? [] : [EMBEDDED_FILES.readStore]),
+    ...(config.kafkaBrokers ? [] : [EMBEDDED_FILES.messageBus]),
+  ];
+}
+
 function ensureDataDir(config: AppConfig): string {
   mkdirSync(config.dataDir, { recursive: true });
   return config.dataDir;
@@ -20,7 +32,7 @@ function ensureDataDir(config: AppConfig): string {
 
 /** The event store: EventStoreDB, or the embedded file. A malformed connection string stops start-up with a line naming the variable (decisions §1). */
 export function openEventStore(config: AppConfig): EventStore {
-  if (!config.eventStoreUrl) return new SqliteEventStore({ file: join(ensureDataDir(config), 'events.db') });
+  if (!config.eventStoreUrl) return new SqliteEventStore({ file: join(ensureDataDir(config), EMBEDDED_FILES.eventStore) });
   const { EventStoreDbEventStore } = require('@lib/event-store/eventstoredb-event-store') as typeof import('@lib/event-store/eventstoredb-event-store');
   try {
     return EventStoreDbEventStore.connect({ url: config.eventStoreUrl });
@@ -31,14 +43,14 @@ export function openEventStore(config: AppConfig): EventStore {
 
 /** The read store (MongoDB, or the embedded file), serving each projection's active generation (see ActiveProjectionReadStore). */
 export async function openReadStore(config: AppConfig): Promise<ActiveProjectionReadStore> {
-  if (!config.mongodbUrl) return new ActiveProjectionReadStore(new SqliteReadStore({ file: join(ensureDataDir(config), 'read-models.db') }));
+  if (!config.mongodbUrl) return new ActiveProjectionReadStore(new SqliteReadStore({ file: join(ensureDataDir(config), EMBEDDED_FILES.readStore) }));
   const { MongoReadStore } = require('@lib/read-store/mongo-read-store') as typeof import('@lib/read-store/mongo-read-store');
   return new ActiveProjectionReadStore(await MongoReadStore.connect({ url: config.mongodbUrl }));
 }
 
 /** The message bus: Kafka, or the embedded file. */
 export async function openMessageBus(config: AppConfig): Promise<MessageBus> {
-  if (!config.kafkaBrokers) return new SqliteMessageBus({ file: join(ensureDataDir(config), 'bus.db'), retentionMs: config.embeddedBusRetentionMs });
+  if (!config.kafkaBrokers) return new SqliteMessageBus({ file: join(ensureDataDir(config), EMBEDDED_FILES.messageBus), retentionMs: config.embeddedBusRetentionMs });
   const { KafkaMessageBus } = require('@lib/message-bus/kafka-message-bus') as typeof import('@lib/message-bus/kafka-message-bus');
   return KafkaMessageBus.connect({
     brokers: config.kafkaBrokers,
