@@ -17,8 +17,11 @@ export interface ApiKeyIdentity {
 
 /** Implemented by the organizations library; the HTTP layer only knows this contract. */
 export abstract class CredentialResolver {
-  /** Resolves a raw `qk_live_…` key; null when unknown, malformed or revoked. */
-  abstract resolveApiKey(rawKey: string): Promise<ApiKeyIdentity | null>;
+  /**
+   * Resolves a raw `qk_live_…` key; null when unknown, malformed or revoked. Answers without a
+   * promise when it can (a resolution it keeps), since every request of the external API asks.
+   */
+  abstract resolveApiKey(rawKey: string): ApiKeyIdentity | null | Promise<ApiKeyIdentity | null>;
   abstract isAdminToken(token: string): boolean;
 }
 

@@ -40,14 +40,18 @@ export function configureHttpApplication(
 ): void {
   const fastify = app.getHttpAdapter().getInstance();
   // Writes with a body must be JSON; anything else is refused before it is read.
-  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return;
+  // Hooks of every request are written with `done` rather than async: an async hook costs each
+  // request a promise and a microtask turn even when it has nothing to do.
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return done();
     const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
     const type = request.headers['content-type'];
     if (hasBody && !(typeof type === 'string' && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type))) {
       const { status, body } = toErrorResponse({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
-      return reply.status(status).type('application/json').send(body);
+      reply.status(status).type('application/json').send(body);
+      return;
     }
+    done();
   });
   registerBodyShapeChecks(fastify);
   registerRequestAuthentication(fastify, app.get(CredentialResolver), app.get(RateLimiter), options.limits);

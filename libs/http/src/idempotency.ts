@@ -98,10 +98,16 @@ function callerScope(request: FastifyRequest): string {
 export function registerIdempotency(fastify: FastifyInstance, store: IdempotencyStore, now: () => number = Date.now): void {
   const inFlight = new Map<string, Promise<void>>();
 
-  fastify.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'POST') return;
-    const header = request.headers['idempotency-key'];
-    if (header === undefined) return;
+  // The three hooks run for every request, nearly all without a key: they take `done` rather than
+  // being async, so those requests pay no promise and microtask turn for them.
+  fastify.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    if (request.method !== 'POST' || request.headers['idempotency-key'] === undefined) return done();
+    // A request answered here (a replay, a refused key) goes no further.
+    claimKey(request, reply).then(() => reply.sent || done(), done);
+  });
+
+  const claimKey = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const header = request.headers['idempotency-key']!;
     const key = Array.isArray(header) ? header[0] : header;
     if (!key || key.length > 255) {
       return reply.status(422).type('application/json').send(
@@ -150,24 +156,29 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
       throw error;
     }
     request.idempotency = { scope, key, bodyHash, release };
-  });
+    return undefined;
+  };
 
-  fastify.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  fastify.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void) => {
     const pending = request.idempotency;
-    if (!pending) return payload;
+    if (!pending) return done(null, payload);
     request.idempotency = undefined;
-    try {
-      if (reply.statusCode < 500 && typeof payload === 'string') {
-        await store.put(pending.scope, pending.key, { bodyHash: pending.bodyHash, status: reply.statusCode, body: payload, expiresAt: now() + TTL_MS });
+    const stored = async () => {
+      try {
+        if (reply.statusCode < 500 && typeof payload === 'string') {
+          await store.put(pending.scope, pending.key, { bodyHash: pending.bodyHash, status: reply.statusCode, body: payload, expiresAt: now() + TTL_MS });
+        }
+      } finally {
+        await pending.release();
       }
-    } finally {
-      await pending.release();
-    }
-    return payload;
+    };
+    stored().then(() => done(null, payload), done);
   });
 
-  fastify.addHook('onResponse', async (request: FastifyRequest) => {
-    await request.idempotency?.release();
+  fastify.addHook('onResponse', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    const pending = request.idempotency;
+    if (!pending) return done();
+    pending.release().then(() => done(), done);
   });
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { bearerToken, CredentialResolver } from './auth';
+import { bearerToken, CredentialResolver, type ApiKeyIdentity } from './auth';
 import { errorBody } from './error-envelope.filter';
 
 export interface RateDecision {
@@ -12,14 +12,15 @@ export interface RateDecision {
 
 /** Fixed one-minute windows per bucket. In-memory here; a shared store backs it when scaled out. */
 export abstract class RateLimiter {
-  abstract hit(bucket: string, limitPerMinute: number, now: number): Promise<RateDecision>;
+  /** Counts a hit; a limiter that keeps its counts in memory answers without a promise. */
+  abstract hit(bucket: string, limitPerMinute: number, now: number): RateDecision | Promise<RateDecision>;
 }
 
 export class InMemoryRateLimiter extends RateLimiter {
   private readonly windows = new Map<string, { windowStart: number; count: number }>();
   private lastSweep = 0;
 
-  async hit(bucket: string, limit: number, now: number): Promise<RateDecision> {
+  hit(bucket: string, limit: number, now: number): RateDecision {
     const windowStart = now - (now % 60_000);
     if (windowStart !== this.lastSweep) {
       for (const [key, w] of this.windows) if (w.windowStart < windowStart) this.windows.delete(key);
@@ -59,41 +60,57 @@ export function registerRequestAuthentication(
   limits: () => RateLimits,
   now: () => number = Date.now,
 ): void {
-  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  type Done = (error?: Error) => void;
+
+  const limit = (request: FastifyRequest, reply: FastifyReply, path: string, done: Done): void => {
+    const { ipPerMinute, keyPerMinute, capabilityPerMinute } = limits();
+    const caller = request.caller!;
+    let bucket: string;
+    let perMinute: number;
+    if (caller.kind === 'apiKey') {
+      bucket = `key:${caller.keyId}`;
+      perMinute = keyPerMinute;
+    } else if (CAPABILITY_PATH.test(path)) {
+      bucket = `cap:${request.ip}`;
+      perMinute = capabilityPerMinute;
+    } else {
+      bucket = `ip:${request.ip}`;
+      perMinute = ipPerMinute;
+    }
+    if (perMinute <= 0) return done();
+    const decision = limiter.hit(bucket, perMinute, now());
+    if (decision instanceof Promise) decision.then((decided) => answer(reply, decided, done), done);
+    else answer(reply, decision, done);
+  };
+
+  const answer = (reply: FastifyReply, decision: RateDecision, done: Done): void => {
+    reply.header('RateLimit-Limit', String(decision.limit));
+    reply.header('RateLimit-Remaining', String(decision.remaining));
+    reply.header('RateLimit-Reset', String(decision.resetSeconds));
+    if (decision.allowed) return done();
+    reply.header('Retry-After', String(decision.resetSeconds));
+    reply.status(429).type('application/json').send(errorBody('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.resetSeconds} s.`));
+  };
+
+  // With `done` rather than async, and synchronous while the key's resolution is kept and the
+  // limiter counts in memory: every request runs it.
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: Done) => {
     const path = request.url.split('?', 1)[0];
     // Probes and scrapes come often and from the platform, never from a client: not limited.
-    if (OPERATIONS_PATHS.has(path)) return;
+    if (OPERATIONS_PATHS.has(path)) return done();
     const token = bearerToken(request);
     request.caller = { kind: 'anonymous' };
     if (token && path.startsWith('/admin/') && resolver.isAdminToken(token)) {
       request.caller = { kind: 'admin' };
-      return;
+      return done();
     }
-    if (token && path.startsWith('/api/')) {
-      const identity = await resolver.resolveApiKey(token);
+    if (!token || !path.startsWith('/api/')) return limit(request, reply, path, done);
+    const identify = (identity: ApiKeyIdentity | null) => {
       if (identity) request.caller = { kind: 'apiKey', ...identity };
-    }
-    const { ipPerMinute, keyPerMinute, capabilityPerMinute } = limits();
-    let bucket: string;
-    let limit: number;
-    if (request.caller.kind === 'apiKey') {
-      bucket = `key:${request.caller.keyId}`;
-      limit = keyPerMinute;
-    } else if (CAPABILITY_PATH.test(path)) {
-      bucket = `cap:${request.ip}`;
-      limit = capabilityPerMinute;
-    } else {
-      bucket = `ip:${request.ip}`;
-      limit = ipPerMinute;
-    }
-    if (limit <= 0) return;
-    const decision = await limiter.hit(bucket, limit, now());
-    reply.header('RateLimit-Limit', String(decision.limit));
-    reply.header('RateLimit-Remaining', String(decision.remaining));
-    reply.header('RateLimit-Reset', String(decision.resetSeconds));
-    if (!decision.allowed) {
-      reply.header('Retry-After', String(decision.resetSeconds));
-      return reply.status(429).type('application/json').send(errorBody('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.resetSeconds} s.`));
-    }
+      limit(request, reply, path, done);
+    };
+    const identity = resolver.resolveApiKey(token);
+    if (identity instanceof Promise) identity.then(identify, done);
+    else identify(identity);
   });
 }

@@ -47,6 +47,39 @@ describe('request logging', () => {
     expect(lines.find((l) => l.msg === 'outside any request')?.requestId).toBeUndefined();
   });
 
+  it('writes the request line as pino would write the same fields, with its URL redacted', async () => {
+    const written: string[] = [];
+    const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });
+    const root = createLogger({ level: 'info', name: 'test "quoted"', destination });
+    const fastify = Fastify({ genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']) });
+    registerRequestLogging(fastify, root);
+    fastify.get('/q/:token', async () => ({ ok: true }));
+    fastify.get('/broken', async (_request, reply) => reply.status(503).send({ down: true }));
+    try {
+      await fastify.inject({ method: 'GET', url: '/q/qt_SECRET9?lang=nl&token=SECRET8', headers: { 'x-request-id': 'req-"1"' } });
+      await fastify.inject({ method: 'GET', url: '/broken', headers: { 'x-request-id': 'req-2' } });
+    } finally {
+      await fastify.close();
+    }
+    const lines = written.join('').split('\n').filter(Boolean);
+    expect(lines).toHaveLength(2);
+    expect(written.join('')).not.toContain('SECRET');
+    const [ok, failed] = lines.map((line) => JSON.parse(line));
+    // A request id with a quote in it is not acceptable and is replaced by a new one.
+    expect(ok.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    for (const [line, level, requestId, url, statusCode] of [
+      [ok, 'info', ok.requestId, '/q/[redacted]?lang=nl&token=[redacted]', 200],
+      [failed, 'error', 'req-2', '/broken', 503],
+    ] as const) {
+      written.length = 0;
+      root[level]({ requestId, req: { method: 'GET', url }, res: { statusCode }, durationMs: line.durationMs }, 'request completed');
+      const byPino = JSON.parse(written.join(''));
+      expect(Object.keys(line)).toEqual(Object.keys(byPino));
+      expect({ ...line, time: null }).toEqual({ ...byPino, time: null });
+      expect(Date.parse(line.time)).toBeGreaterThan(0);
+    }
+  });
+
   it('censors secret fields of logged objects and secrets quoted in error messages', () => {
     const written: string[] = [];
     const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });

@@ -57,7 +57,10 @@ const errorSerializer = (error: unknown) => {
  * level names, secrets redacted from structured fields and from message text.
  */
 export function createLogger(options: { level: string; name: string; destination?: DestinationStream }): Logger {
-  return pino(
+  // Asynchronous: a slow reader of stdout never stalls the event loop, and lines written while a
+  // write is under way go out together. pino flushes what is left synchronously on exit.
+  const destination = options.destination ?? pino.destination({ dest: 1, sync: false });
+  const root = pino(
     {
       level: options.level,
       base: { process: options.name, pid: process.pid },
@@ -79,11 +82,17 @@ export function createLogger(options: { level: string; name: string; destination
         },
       },
     },
-    // Asynchronous: a slow reader of stdout never stalls the event loop, and lines written while a
-    // write is under way go out together. pino flushes what is left synchronously on exit.
-    options.destination ?? pino.destination({ dest: 1, sync: false }),
+    destination,
   );
+  requestLines.set(root, { destination, base: `,"process":${JSON.stringify(options.name)},"pid":${process.pid}` });
+  return root;
 }
+
+/**
+ * Where a root logger made by createLogger writes, and the base fields of its lines: the
+ * `request completed` line of every request is written there directly (see logCompleted).
+ */
+const requestLines = new WeakMap<Logger, { destination: DestinationStream; base: string }>();
 
 /**
  * Nest's LoggerService on top of the root logger (nestjs-pino): every `new Logger(context)` of
@@ -138,7 +147,19 @@ export function registerRequestLogging(fastify: FastifyInstance, root: Logger): 
 
 function logCompleted(root: Logger, request: FastifyRequest, reply: FastifyReply): void {
   const statusCode = reply.raw.statusCode;
-  const fields = { requestId: request.id, req: { method: request.method, url: redactUrl(request.url) }, res: { statusCode }, durationMs: Math.round(reply.elapsedTime * 10) / 10 };
-  if (statusCode >= 500) root.error(fields, 'request completed');
-  else root.info(fields, 'request completed');
+  const level = statusCode >= 500 ? 'error' : 'info';
+  const durationMs = Math.round(reply.elapsedTime * 10) / 10;
+  const url = redactUrl(request.url);
+  const direct = requestLines.get(root);
+  if (direct === undefined) {
+    root[level]({ requestId: request.id, req: { method: request.method, url }, res: { statusCode }, durationMs }, 'request completed');
+    return;
+  }
+  // The same line pino writes for these fields, composed here: one request line through pino's
+  // redaction, hooks and serializer cost ~25 µs, a third of a cached list request. Nothing in it
+  // needs redacting: the id is plain characters (requestIdFrom), the URL is redacted above, the
+  // rest are numbers and the method.
+  direct.destination.write(
+    `{"level":"${level}"${isoTimeOfMillisecond()}${direct.base},"requestId":${JSON.stringify(request.id)},"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(url)}},"res":{"statusCode":${statusCode}},"durationMs":${durationMs},"msg":"request completed"}\n`,
+  );
 }

@@ -44,17 +44,18 @@ export class OrganizationCredentialResolver extends CredentialResolver {
     super();
   }
 
-  async resolveApiKey(rawKey: string): Promise<ApiKeyIdentity | null> {
+  resolveApiKey(rawKey: string): ApiKeyIdentity | null | Promise<ApiKeyIdentity | null> {
     if (!API_KEY_PATTERN.test(rawKey)) return null;
     const keyHash = hashApiKey(rawKey);
     // Taken before the reads: a write that lands during them makes the kept answer miss next time.
     const token = this.changeToken();
     const kept = this.resolved.get(keyHash);
     if (kept && kept.token === token) return kept.identity;
-    const identity = await this.lookUp(keyHash);
-    if (identity && token !== null) this.resolved.set(keyHash, { identity, token });
-    else this.resolved.delete(keyHash);
-    return identity;
+    return this.lookUp(keyHash).then((identity) => {
+      if (identity && token !== null) this.resolved.set(keyHash, { identity, token });
+      else this.resolved.delete(keyHash);
+      return identity;
+    });
   }
 
   private async lookUp(keyHash: string): Promise<ApiKeyIdentity | null> {
