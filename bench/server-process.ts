@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -21,14 +23,23 @@ export interface StartOptions {
  * when it does not within 60 s).
  */
 export async function startProcess(script: string, args: string[], env: Record<string, string>, port: number, readyPath: string, options: StartOptions = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  // Only the start-up output is kept, for the error message: request logs would pile up for the whole run.
-  child.stdout!.on('data', (chunk) => (output = (output + chunk).slice(-16_384)));
+  // Its stdout (the JSON log, a line per request) goes to a file, as a deployment's log collector
+  // takes it: read through a pipe by this process, it took CPU from the load generator here.
+  const logDir = mkdtempSync(join(tmpdir(), 'bench-log-'));
+  const logFile = join(logDir, 'stdout.log');
+  const log = openSync(logFile, 'w');
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit'] });
+  closeSync(log);
+  const output = () => readFileSync(logFile, 'utf8').slice(-16_384);
+  const removeLog = () => rmSync(logDir, { recursive: true, force: true });
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}: ${output}`);
+    if (child.exitCode !== null) {
+      const error = new Error(`${script} exited with ${child.exitCode}: ${output()}`);
+      removeLog();
+      throw error;
+    }
     try {
       const res = await fetch(baseUrl + readyPath);
       if (res.status < 500) break;
@@ -37,7 +48,9 @@ export async function startProcess(script: string, args: string[], env: Record<s
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`${script} did not start in 60 s`);
+      const error = new Error(`${script} did not start in 60 s: ${output()}`);
+      removeLog();
+      throw error;
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -55,7 +68,7 @@ export async function startProcess(script: string, args: string[], env: Record<s
           resolve();
         });
         child.kill(options.stopSignal ?? 'SIGTERM');
-      });
+      }).then(removeLog);
       return stopping;
     },
   };

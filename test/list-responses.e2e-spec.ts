@@ -1,19 +1,24 @@
 import { QuoteFixtures, type Org } from './quotes-fixtures';
+import { QuoteQueries } from '@lib/quotes';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 /**
  * GET /api/v1/quotes answered again from a kept body (ListResponses) must never answer what the
  * handler would not: every case below first makes the URL answered once, so that it is kept
- * (embedded read store), then changes something and asks again.
+ * (embedded read store), then changes something and asks again. Over a real socket: kept pages
+ * are answered as requests reach the HTTP server, before Fastify (EarlyListAnswers).
  */
 describe('kept list responses: answered again only while nothing changed', () => {
   let app: TestApp;
   let fixtures: QuoteFixtures;
   let org: Org;
   let submissionId: string;
+  let pageReads: jest.SpyInstance;
 
   beforeAll(async () => {
     app = await TestApp.start();
+    await app.listen();
+    pageReads = jest.spyOn(app.get(QuoteQueries), 'list');
     fixtures = new QuoteFixtures(app);
     org = await fixtures.organization();
     submissionId = await fixtures.submission(org);
@@ -23,15 +28,42 @@ describe('kept list responses: answered again only while nothing changed', () =>
 
   const list = (token: string, url = '/api/v1/quotes?limit=50') => app.request('GET', url, { token });
 
-  it('answers a repeated GET with the same page, headers included', async () => {
+  it('answers a repeated GET with the same page and the same headers, without reading it again', async () => {
     const first = await list(org.apiKey);
+    const reads = pageReads.mock.calls.length;
     const second = await list(org.apiKey);
+    expect(pageReads.mock.calls.length).toBe(reads);
     expect(first.status).toBe(200);
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
-    expect(second.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(second.headers['x-request-id']).toBeDefined();
-    expect(second.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
+    const { date: _first, 'x-request-id': firstId, ...firstHeaders } = first.headers;
+    const { date: _second, 'x-request-id': secondId, ...secondHeaders } = second.headers;
+    expect(Object.keys(second.headers)).toEqual(Object.keys(first.headers));
+    expect(secondHeaders).toEqual(firstHeaders);
+    expect(secondHeaders['content-type']).toBe('application/json; charset=utf-8');
+    expect(secondId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(secondId).not.toBe(firstId);
+  });
+
+  it("echoes the caller's X-Request-Id on a kept page", async () => {
+    await list(org.apiKey);
+    const res = await app.request('GET', '/api/v1/quotes?limit=50', { token: org.apiKey, headers: { 'x-request-id': 'crm-req-17' } });
+    expect(res.status).toBe(200);
+    expect(res.headers['x-request-id']).toBe('crm-req-17');
+  });
+
+  it('counts kept pages in the request metrics under their route', async () => {
+    await list(org.apiKey);
+    const count = async () => {
+      const metrics = (await app.request('GET', '/metrics')).body as string;
+      return Number(/^http_requests_total\{method="GET",route="\/api\/v1\/quotes",status="200"\} (\d+)$/m.exec(metrics)?.[1] ?? 0);
+    };
+    const before = await count();
+    const reads = pageReads.mock.calls.length;
+    await list(org.apiKey);
+    await list(org.apiKey);
+    expect(pageReads.mock.calls.length).toBe(reads);
+    expect(await count()).toBe(before + 2);
   });
 
   it('shows a quote created after the page was kept in the very next GET', async () => {
@@ -95,5 +127,32 @@ describe('kept list responses: answered again only while nothing changed', () =>
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe('validation_error');
     expect(res.body.error.details.fields.map((f: { path: string }) => f.path)).toEqual(['limit']);
+  });
+});
+
+describe('kept list responses under a rate limit', () => {
+  let app: TestApp;
+  let org: Org;
+
+  beforeAll(async () => {
+    app = await TestApp.start({ RATE_LIMIT_KEY_PER_MIN: '4' });
+    await app.listen();
+    const fixtures = new QuoteFixtures(app);
+    org = await fixtures.organization();
+  });
+  afterAll(() => app.close());
+
+  it('counts every request once, kept or not, and refuses the one over the limit with the envelope', async () => {
+    const responses = [];
+    for (let i = 0; i < 5; i++) responses.push(await app.request('GET', '/api/v1/quotes?limit=10', { token: org.apiKey }));
+    expect(responses.map((res) => res.status)).toEqual([200, 200, 200, 200, 429]);
+    // A minute window may turn over between two requests; then the count starts again.
+    const remaining = responses.slice(0, 4).map((res) => Number(res.headers['ratelimit-remaining']));
+    for (let i = 1; i < 4; i++) expect([remaining[i - 1] - 1, 3]).toContain(remaining[i]);
+    const refused = responses[4];
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(refused.headers['ratelimit-remaining']).toBe('0');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.headers['x-request-id']).toBeDefined();
   });
 });

@@ -65,6 +65,21 @@ export class TestApp {
     private readonly ownsDir: boolean,
   ) {}
 
+  /** Set by listen(): requests then go over a real socket instead of the injector. */
+  private baseUrl: string | null = null;
+
+  /**
+   * Listens on a free loopback port; request() then sends over it. Needed wherever the HTTP
+   * server itself matters: requests answered before Fastify (EarlyListAnswers) never reach the
+   * injector's path.
+   */
+  async listen(): Promise<string> {
+    await this.app.listen(0, '127.0.0.1');
+    const address = this.app.getHttpServer().address() as { port: number };
+    this.baseUrl = `http://127.0.0.1:${address.port}`;
+    return this.baseUrl;
+  }
+
   /** Logs are off (LOG_LEVEL=silent) unless `env` sets a level; `logger` receives them instead of stdout. */
   static async start(env: Record<string, string> = {}, dataDir?: string, logger?: Logger): Promise<TestApp> {
     const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'quoting-test-'));
@@ -95,6 +110,12 @@ export class TestApp {
     if (payload === undefined && options.body !== undefined) {
       payload = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
+    }
+    if (this.baseUrl !== null) {
+      const response = await fetch(this.baseUrl + url, { method, headers, body: payload });
+      const text = await response.text();
+      const type = response.headers.get('content-type') ?? '';
+      return { status: response.status, headers: Object.fromEntries(response.headers), body: type.includes('json') && text ? JSON.parse(text) : text };
     }
     const response = await this.app.inject({ method: method as any, url, headers, payload });
     const type = String(response.headers['content-type'] ?? '');

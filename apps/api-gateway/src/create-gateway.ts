@@ -1,8 +1,9 @@
+import type { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
-import { configureHttpApplication, createHttpAdapter } from '@lib/http';
-import { createLogger, createNestLogger, Metrics, registerHttpMetrics, registerRequestLogging, requestIdFrom, REQUEST_ID_HEADER } from '@lib/observability';
+import { configureHttpApplication, createHttpAdapter, EarlyListAnswers } from '@lib/http';
+import { createLogger, createNestLogger, logRequestCompleted, Metrics, registerHttpMetrics, registerRequestLogging, requestIdFrom, REQUEST_ID_HEADER } from '@lib/observability';
 import type { AppConfig } from '@lib/shared';
 import { GatewayModule, type GatewayOptions } from './gateway.module';
 import { serveOpenApi } from './openapi';
@@ -13,20 +14,32 @@ import { serveOpenApi } from './openapi';
  */
 export async function createGatewayApp(config: AppConfig, options: GatewayOptions, logger?: Logger): Promise<NestFastifyApplication> {
   const root = logger ?? createLogger({ level: config.logLevel, name: 'gateway' });
-  const adapter = createHttpAdapter({ genReqId: (raw) => requestIdFrom(raw.headers[REQUEST_ID_HEADER]) });
+  const requestId = (raw: IncomingMessage) => requestIdFrom(raw.headers[REQUEST_ID_HEADER]);
+  const early = new EarlyListAnswers();
+  const adapter = createHttpAdapter({ genReqId: requestId, early });
   // First of all hooks: requests refused by a later one are logged and carry their id too.
   registerRequestLogging(adapter.getInstance(), root);
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, options), adapter, {
     logger: createNestLogger(root),
     abortOnError: false,
   });
-  registerHttpMetrics(adapter.getInstance(), app.get(Metrics));
+  const metrics = app.get(Metrics);
+  registerHttpMetrics(adapter.getInstance(), metrics);
   configureHttpApplication(app, {
     limits: () => ({
       ipPerMinute: config.rateLimitIpPerMin,
       keyPerMinute: config.rateLimitKeyPerMin,
       capabilityPerMinute: config.rateLimitCapabilityPerMin,
     }),
+    // Requests answered before Fastify are logged and measured as its hooks log and measure the others.
+    early: {
+      answers: early,
+      requestId,
+      answered: (raw, id, route, statusCode, elapsedMs) => {
+        logRequestCompleted(root, { requestId: id, method: raw.method ?? 'GET', url: raw.url ?? '', statusCode, elapsedMs });
+        metrics.countRequest(raw.method ?? 'GET', route, statusCode, elapsedMs);
+      },
+    },
   });
   serveOpenApi(app, config.publicBaseUrl);
   await app.init();

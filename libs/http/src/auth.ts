@@ -22,6 +22,8 @@ export abstract class CredentialResolver {
    * promise when it can (a resolution it keeps), since every request of the external API asks.
    */
   abstract resolveApiKey(rawKey: string): ApiKeyIdentity | null | Promise<ApiKeyIdentity | null>;
+  /** What resolveApiKey would answer, when it can answer without a read; undefined when it cannot. */
+  abstract keptApiKey(rawKey: string): ApiKeyIdentity | null | undefined;
   abstract isAdminToken(token: string): boolean;
 }
 

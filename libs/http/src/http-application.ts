@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -6,15 +6,32 @@ import { CredentialResolver } from './auth';
 import { registerBodyShapeChecks } from './body-depth';
 import { ErrorEnvelopeFilter, toErrorResponse } from './error-envelope.filter';
 import { IdempotencyStore, registerIdempotency } from './idempotency';
-import { ListResponses, registerListResponses } from './list-responses';
-import { RateLimiter, registerRequestAuthentication, type RateLimits } from './rate-limit';
+import { EarlyListAnswers, ListResponses, type EarlyListAnswerServices } from './list-responses';
+import { InMemoryRateLimiter, keyBucket, RateLimiter, registerRequestAuthentication, type RateLimits } from './rate-limit';
 import { createValidationPipe } from './validation';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
-/** `genReqId`: the id of each request (X-Request-Id), from the raw request. */
-export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) => string } = {}): FastifyAdapter {
+/** Fastify's defaults for its own HTTP server, which a server factory has to set itself. */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
+/**
+ * `genReqId`: the id of each request (X-Request-Id), from the raw request. `early`: requests it
+ * answers as they arrive never reach Fastify (see EarlyListAnswers).
+ */
+export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) => string; early?: EarlyListAnswers } = {}): FastifyAdapter {
+  const { early } = options;
   return new FastifyAdapter({
+    serverFactory: early
+      ? (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
+          const server = createServer((request, response) => {
+            if (!early.answer(request, response)) handler(request, response);
+          });
+          server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+          server.requestTimeout = 0;
+          return server;
+        }
+      : undefined,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: process.env.TRUST_PROXY === 'true',
     // Bodies are parsed with prototype-poisoning protection (fastify default: error).
@@ -32,11 +49,15 @@ export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) =
 /**
  * Everything that makes every endpoint behave the same: the error envelope (Nest routes errors
  * raised while Fastify parses the body through the same filter), request
- * authentication and rate limits, idempotency keys, kept list pages, and validation.
+ * authentication and rate limits, idempotency keys, kept list pages answered early, and validation.
  */
 export function configureHttpApplication(
   app: NestFastifyApplication,
-  options: { limits: () => RateLimits },
+  options: {
+    limits: () => RateLimits;
+    /** the adapter's early answers, with what they report and how they name requests */
+    early?: { answers: EarlyListAnswers } & Pick<EarlyListAnswerServices, 'requestId' | 'answered'>;
+  },
 ): void {
   const fastify = app.getHttpAdapter().getInstance();
   // Writes with a body must be JSON; anything else is refused before it is read.
@@ -56,7 +77,26 @@ export function configureHttpApplication(
   registerBodyShapeChecks(fastify);
   registerRequestAuthentication(fastify, app.get(CredentialResolver), app.get(RateLimiter), options.limits);
   registerIdempotency(fastify, app.get(IdempotencyStore));
-  registerListResponses(fastify, app.get(ListResponses));
+  const limiter = app.get(RateLimiter);
+  // Early answers count the hit synchronously: with a limiter in a shared store, every request goes through Fastify.
+  if (options.early && limiter instanceof InMemoryRateLimiter) {
+    const { answers, requestId, answered } = options.early;
+    const resolver = app.get(CredentialResolver);
+    answers.enable({
+      pages: app.get(ListResponses),
+      keptApiKey: (rawKey) => resolver.keptApiKey(rawKey),
+      rateLimit: (keyId) => {
+        const perMinute = options.limits().keyPerMinute;
+        return perMinute > 0 ? limiter.hit(keyBucket(keyId), perMinute, Date.now()) : null;
+      },
+      requestId,
+      answered,
+    });
+    fastify.addHook('preClose', (done) => {
+      answers.close();
+      done();
+    });
+  }
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   app.useGlobalPipes(createValidationPipe());
 }

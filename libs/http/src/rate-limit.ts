@@ -41,6 +41,9 @@ export interface RateLimits {
   capabilityPerMinute: number;
 }
 
+/** The bucket of an API key's requests. */
+export const keyBucket = (keyId: string) => `key:${keyId}`;
+
 /** Capability URLs: the live-pricing session endpoints and the customer's storefront links. */
 const CAPABILITY_PATH = /^\/(api\/v1\/configuration-sessions|storefront\/v1\/sessions|storefront\/v1\/quotes|q)\//;
 
@@ -68,7 +71,7 @@ export function registerRequestAuthentication(
     let bucket: string;
     let perMinute: number;
     if (caller.kind === 'apiKey') {
-      bucket = `key:${caller.keyId}`;
+      bucket = keyBucket(caller.keyId);
       perMinute = keyPerMinute;
     } else if (CAPABILITY_PATH.test(path)) {
       bucket = `cap:${request.ip}`;

@@ -7,10 +7,7 @@ import type { Metrics } from './metrics';
  */
 export function registerHttpMetrics(fastify: FastifyInstance, metrics: Metrics): void {
   fastify.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const method = request.method;
-    metrics.httpRequests.inc({ method, route, status: reply.statusCode });
-    metrics.httpDuration.observe({ method, route }, reply.elapsedTime / 1000);
+    metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
     done();
   });
 }

@@ -146,13 +146,29 @@ export function registerRequestLogging(fastify: FastifyInstance, root: Logger): 
 }
 
 function logCompleted(root: Logger, request: FastifyRequest, reply: FastifyReply): void {
-  const statusCode = reply.raw.statusCode;
+  logRequestCompleted(root, { requestId: request.id, method: request.method, url: request.url, statusCode: reply.raw.statusCode, elapsedMs: reply.elapsedTime });
+}
+
+/** One answered request, as its `request completed` line tells it. */
+export interface CompletedRequest {
+  requestId: string;
+  method: string;
+  /** the raw URL: it is redacted here */
+  url: string;
+  statusCode: number;
+  elapsedMs: number;
+}
+
+/** The `request completed` line of a request (error level for a 5xx): the Fastify hook's, and that of requests answered before Fastify. */
+export function logRequestCompleted(root: Logger, completed: CompletedRequest): void {
+  const { requestId, method, statusCode } = completed;
   const level = statusCode >= 500 ? 'error' : 'info';
-  const durationMs = Math.round(reply.elapsedTime * 10) / 10;
-  const url = redactUrl(request.url);
+  if (!root.isLevelEnabled(level)) return;
+  const durationMs = Math.round(completed.elapsedMs * 10) / 10;
+  const url = redactUrl(completed.url);
   const direct = requestLines.get(root);
   if (direct === undefined) {
-    root[level]({ requestId: request.id, req: { method: request.method, url }, res: { statusCode }, durationMs }, 'request completed');
+    root[level]({ requestId, req: { method, url }, res: { statusCode }, durationMs }, 'request completed');
     return;
   }
   // The same line pino writes for these fields, composed here: one request line through pino's
@@ -160,6 +176,6 @@ function logCompleted(root: Logger, request: FastifyRequest, reply: FastifyReply
   // needs redacting: the id is plain characters (requestIdFrom), the URL is redacted above, the
   // rest are numbers and the method.
   direct.destination.write(
-    `{"level":"${level}"${isoTimeOfMillisecond()}${direct.base},"requestId":${JSON.stringify(request.id)},"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(url)}},"res":{"statusCode":${statusCode}},"durationMs":${durationMs},"msg":"request completed"}\n`,
+    `{"level":"${level}"${isoTimeOfMillisecond()}${direct.base},"requestId":${JSON.stringify(requestId)},"req":{"method":${JSON.stringify(method)},"url":${JSON.stringify(url)}},"res":{"statusCode":${statusCode}},"durationMs":${durationMs},"msg":"request completed"}\n`,
   );
 }

@@ -46,6 +46,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** One answered request: `route` is its route template, never the URL. */
+  countRequest(method: string, route: string, status: number, elapsedMs: number): void {
+    this.httpRequests.inc({ method, route, status });
+    this.httpDuration.observe({ method, route }, elapsedMs / 1000);
+  }
+
   private projectionPositions: Source<{ head: number; checkpoints: Array<{ projection: string; position: number }> }> | null = null;
   private deliveryDepth: Source<{ pending: number; processing: number }> | null = null;
   private embeddedFiles: Source<Array<{ file: string; bytes: number }>> | null = null;

@@ -44,6 +44,12 @@ export class OrganizationCredentialResolver extends CredentialResolver {
     super();
   }
 
+  keptApiKey(rawKey: string): ApiKeyIdentity | null | undefined {
+    if (!API_KEY_PATTERN.test(rawKey)) return null;
+    const kept = this.resolved.get(hashApiKey(rawKey));
+    return kept && kept.token === this.changeToken() ? kept.identity : undefined;
+  }
+
   resolveApiKey(rawKey: string): ApiKeyIdentity | null | Promise<ApiKeyIdentity | null> {
     if (!API_KEY_PATTERN.test(rawKey)) return null;
     const keyHash = hashApiKey(rawKey);
