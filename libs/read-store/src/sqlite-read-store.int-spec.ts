@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeReadStoreContract } from '@lib/read-store/testing/read-store.contract';
-import { SqliteReadStore } from './sqlite-read-store';
+import { SqliteReadStore, WalIndexHeader } from './sqlite-read-store';
 
 describeReadStoreContract('SqliteReadStore', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'read-store-'));
@@ -69,6 +69,58 @@ describe('SqliteReadStore on a file', () => {
       await gateway.close();
       await projector.close();
     }
+  });
+
+  it("reads a WAL-index header that stays the same until a connection commits, its own or another's", async () => {
+    const file = join(dir, 'read.db');
+    const gateway = new SqliteReadStore({ file });
+    const projector = new SqliteReadStore({ file });
+    const header = WalIndexHeader.open(`${file}-shm`)!;
+    const read = () => Buffer.from(header.read()!);
+    try {
+      const before = read();
+      await gateway.get('quotes_v1', 'a');
+      await gateway.findJson('quotes_v1', 'item', { sort: [{ field: 'id', direction: 'asc' }], limit: 5 });
+      expect(read()).toEqual(before);
+      await projector.upsert([{ collection: 'quotes_v1', document: { id: 'a', n: 1 } }]);
+      const afterOther = read();
+      expect(afterOther).not.toEqual(before);
+      await gateway.upsert([{ collection: 'sessions_v1', document: { id: 's', n: 1 } }]);
+      expect(read()).not.toEqual(afterOther);
+    } finally {
+      header.close();
+      await gateway.close();
+      await projector.close();
+    }
+  });
+
+  it('gives a new token after each of many commits by another connection, checked between them', async () => {
+    const file = join(dir, 'read.db');
+    const gateway = new SqliteReadStore({ file });
+    const projector = new SqliteReadStore({ file });
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      await projector.upsert([{ collection: 'quotes_v1', document: { id: 'a', n: 0 } }]);
+      await nextTurn();
+      const tokens = new Set([gateway.changeToken('quotes_v1')]);
+      for (let n = 1; n <= 50; n++) {
+        // Other collections too: every commit of the file changes the token's data_version part.
+        await projector.upsert([{ collection: n % 2 ? 'quotes_v1' : 'contacts_v1', document: { id: 'a', n } }]);
+        await nextTurn();
+        const token = gateway.changeToken('quotes_v1');
+        expect(tokens.has(token)).toBe(false);
+        tokens.add(token);
+        await nextTurn();
+        expect(gateway.changeToken('quotes_v1')).toBe(token);
+      }
+    } finally {
+      await gateway.close();
+      await projector.close();
+    }
+  });
+
+  it('cannot read the header of a database that has none', () => {
+    expect(WalIndexHeader.open(join(dir, 'missing.db-shm'))).toBeNull();
   });
 
   it('keeps documents, indexes and checkpoints when closed and reopened', async () => {

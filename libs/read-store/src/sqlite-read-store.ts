@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { closeSqliteDatabase, limitClause, openSqliteDatabase, PreparedStatements } from '@lib/shared';
 import {
@@ -64,6 +65,9 @@ export class SqliteReadStore extends ReadStore {
   private readonly writesByTable = new Map<string, number>();
   private readonly dataVersion: Database.Statement;
   private dataVersionOfCallback: number | null = null;
+  private readonly walIndex: WalIndexHeader | null;
+  /** `data_version` as last read, and the WAL-index header read just before it */
+  private lastDataVersion: { value: number; header: Buffer } | null = null;
   private readonly tx: ReadStoreTransaction = {
     get: <T extends ReadDocument>(collection: string, id: string) => this.getNow<T>(collection, id),
     upsert: (writes) => this.upsertNow(writes),
@@ -79,6 +83,7 @@ export class SqliteReadStore extends ReadStore {
     this.db.exec('CREATE TABLE IF NOT EXISTS read_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
     this.inSnapshot = this.db.transaction((read: () => unknown) => read()).deferred as <T>(read: () => T) => T;
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
+    this.walIndex = options.file === ':memory:' ? null : WalIndexHeader.open(`${options.file}-shm`);
   }
 
   /**
@@ -100,10 +105,26 @@ export class SqliteReadStore extends ReadStore {
    */
   private currentDataVersion(): number {
     if (this.dataVersionOfCallback === null) {
-      this.dataVersionOfCallback = this.dataVersion.get() as number;
+      this.dataVersionOfCallback = this.readDataVersion();
       queueMicrotask(this.forgetDataVersion);
     }
     return this.dataVersionOfCallback;
+  }
+
+  /**
+   * `PRAGMA data_version` starts a read transaction: three system calls of locking and a stat.
+   * Every commit, of any connection, rewrites the WAL-index header; while that header is the same
+   * as before the last read of `data_version`, nothing was committed since and the value stands,
+   * which one read of the header (one system call) tells.
+   */
+  private readDataVersion(): number {
+    const header = this.walIndex?.read() ?? null;
+    const last = this.lastDataVersion;
+    if (header !== null && last !== null && header.equals(last.header)) return last.value;
+    // Read after the header: a commit in between only makes the next check read again.
+    const value = this.dataVersion.get() as number;
+    this.lastDataVersion = header === null ? null : { value, header: Buffer.from(header) };
+    return value;
   }
 
   private readonly forgetDataVersion = (): void => {
@@ -260,6 +281,7 @@ export class SqliteReadStore extends ReadStore {
   }
 
   async close(): Promise<void> {
+    this.walIndex?.close();
     closeSqliteDatabase(this.db);
   }
 
@@ -465,3 +487,45 @@ function sqlValue(value: unknown): SqlValue {
   return JSON.stringify(value);
 }
 
+
+/** Size of the WAL-index header; the `-shm` file holds it twice, at offsets 0 and 48. */
+const WAL_INDEX_HEADER_BYTES = 48;
+
+/**
+ * The header of a database's WAL index (the `-shm` file, https://sqlite.org/walformat.html):
+ * a committing connection rewrites it, both copies, before its commit returns, and since it
+ * counts the WAL's frames and carries the last frame's checksum, no commit leaves it as it was.
+ * Read as SQLite's own readers read it: both copies, and only when they agree (a writer updates
+ * them one after the other). The file is SQLite's; this only reads it.
+ */
+export class WalIndexHeader {
+  private readonly both = Buffer.alloc(2 * WAL_INDEX_HEADER_BYTES);
+
+  private constructor(private fd: number | null) {}
+
+  /** null when the file cannot be read (then every check reads `data_version`). */
+  static open(file: string): WalIndexHeader | null {
+    try {
+      return new WalIndexHeader(openSync(file, 'r'));
+    } catch {
+      return null;
+    }
+  }
+
+  /** The header, or null while the two copies differ or the file cannot be read. Valid until the next read. */
+  read(): Buffer | null {
+    if (this.fd === null) return null;
+    try {
+      if (readSync(this.fd, this.both, 0, this.both.length, 0) !== this.both.length) return null;
+    } catch {
+      return null;
+    }
+    const first = this.both.subarray(0, WAL_INDEX_HEADER_BYTES);
+    return first.equals(this.both.subarray(WAL_INDEX_HEADER_BYTES)) ? first : null;
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+}
