@@ -119,4 +119,42 @@ describe('hostile input', () => {
       expect(response.body.error.code).toBe(code);
     });
   });
+  describe('crafted cursors', () => {
+    // Cursors are base64url JSON, unsigned: a client can write any of these.
+    const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const lists = () => [
+      ['submissions', '/api/v1/submissions'],
+      ['quotes', '/api/v1/quotes'],
+      ['templates', '/api/v1/templates'],
+      ['contacts', '/api/v1/contacts'],
+      ['leads', '/api/v1/leads'],
+      ['events', '/api/v1/events'],
+      [`quote-versions:${quoteId}`, `/api/v1/quotes/${quoteId}/versions`],
+      [`quote-emails:${quoteId}`, `/api/v1/quotes/${quoteId}/emails`],
+    ];
+    const shapes: Array<[string, unknown[]]> = [
+      ['one value instead of two', ['x']],
+      ['three values', [1, 'a', 'b']],
+      ['a string where the time belongs', ['x', 'sub_1']],
+      ['a fraction where the time belongs', [1.5, 'x']],
+      ['a number where the id belongs', [1, 2]],
+      ['nulls', [null, null]],
+      ['an object', [{ $gt: 1 }, 'x']],
+    ];
+
+    it.each(shapes)('%s: 422 with the cursor path on every list, never a 500', async (_name, values) => {
+      for (const [list, url] of lists()) {
+        const res = await app.request('GET', `${url}?cursor=${cursorOf({ l: list, a: values })}`, { token: org.apiKey });
+        expect([url, res.status, res.body.error?.code, res.body.error?.details?.fields?.map((f: { path: string }) => f.path)]).toEqual([url, 422, 'validation_error', ['cursor']]);
+      }
+    });
+
+    it('still pages with a cursor the list gave', async () => {
+      await f.createQuote(org, await f.submission(org));
+      const first = await app.request('GET', '/api/v1/quotes?limit=1', { token: org.apiKey });
+      const second = await app.request('GET', `/api/v1/quotes?limit=1&cursor=${first.body.nextCursor}`, { token: org.apiKey });
+      expect(second.status).toBe(200);
+      expect(second.body.data[0].id).not.toBe(first.body.data[0].id);
+    });
+  });
 });

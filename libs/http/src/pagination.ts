@@ -27,7 +27,10 @@ export interface Page<T> {
 
 /**
  * Cursors are opaque to clients: base64url JSON of the last item's sort-key values, tagged with
- * the list they belong to so a cursor of one list cannot be replayed against another.
+ * the list they belong to so a cursor of one list cannot be replayed against another. Every list
+ * of the APIs pages by a whole number (a time or a sequence number) and then the id, so a cursor
+ * holds exactly those two values; anything else is refused as malformed (a cursor is not signed:
+ * a client can write one).
  */
 export function encodeCursor(list: string, after: unknown[]): string {
   return Buffer.from(JSON.stringify({ l: list, a: after }), 'utf8').toString('base64url');
@@ -45,8 +48,9 @@ export function decodeCursor(list: string, cursor: string | undefined): unknown[
   }
   const value = parsed as { l?: unknown; a?: unknown };
   if (!value || typeof value !== 'object' || value.l !== list || !Array.isArray(value.a)) throw invalid();
-  if (!value.a.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v))) throw invalid();
-  return value.a;
+  const after = value.a as unknown[];
+  if (!(after.length === 2 && Number.isSafeInteger(after[0]) && typeof after[1] === 'string')) throw invalid();
+  return after;
 }
 
 /**

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { decodeCursor, encodeCursor, type Page } from '@lib/http';
 import { ReadStore, type Filter } from '@lib/read-store';
-import { ValidationFailed } from '@lib/shared';
 import { ContactNotFound } from '../domain/contact.errors';
 import { normalizeEmail } from '../domain/contact.events';
 import { CONTACTS, type ContactDocument } from '../projections/contacts.projection';
@@ -81,19 +80,10 @@ export class ContactDirectory {
 
   /** Newest first, keyset-paged. */
   async list(organizationId: string, options: ContactListOptions): Promise<Page<Contact>> {
-    const after = newestFirstCursor(LIST, options.cursor);
+    const after = decodeCursor(LIST, options.cursor);
     const filter: Filter = { organizationId };
     if (options.email !== undefined) filter.email = normalizeEmail(options.email);
     const { items, nextAfter } = await this.reads.find<ContactDocument>(CONTACTS, { filter, sort: NEWEST_FIRST, limit: options.limit, after });
     return { data: items.map(toContact), nextCursor: nextAfter ? encodeCursor(LIST, nextAfter) : null };
   }
-}
-
-/** Decodes a cursor of a newest-first list; its values must be `[createdAt, id]`. */
-export function newestFirstCursor(list: string, cursor: string | undefined): unknown[] | undefined {
-  const after = decodeCursor(list, cursor);
-  if (after !== undefined && !(after.length === 2 && Number.isSafeInteger(after[0]) && typeof after[1] === 'string')) {
-    throw new ValidationFailed([{ path: 'cursor', message: 'cursor is malformed or belongs to another list' }]);
-  }
-  return after;
 }

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { decodeCursor, encodeCursor, type Page } from '@lib/http';
 import { ReadStore, type Filter } from '@lib/read-store';
-import { ValidationFailed } from '@lib/shared';
 import { LeadNotFound } from '../domain/lead.errors';
 import type { LeadStatus } from '../domain/lead.events';
 import { LEADS, type LeadDocument } from '../projections/leads.projection';
@@ -53,9 +52,6 @@ export class LeadDirectory {
   /** Newest first, keyset-paged. */
   async list(organizationId: string, options: LeadListOptions): Promise<Page<Lead>> {
     const after = decodeCursor(LIST, options.cursor);
-    if (after !== undefined && !(after.length === 2 && Number.isSafeInteger(after[0]) && typeof after[1] === 'string')) {
-      throw new ValidationFailed([{ path: 'cursor', message: 'cursor is malformed or belongs to another list' }]);
-    }
     const filter: Filter = { organizationId };
     if (options.status !== undefined) filter.status = options.status;
     const { items, nextAfter } = await this.reads.find<LeadDocument>(LEADS, { filter, sort: NEWEST_FIRST, limit: options.limit, after });

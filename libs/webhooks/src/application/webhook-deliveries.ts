@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { decodeCursor, encodeCursor, type Page } from '@lib/http';
 import type { Filter } from '@lib/read-store';
-import { APP_CONFIG, Clock, ValidationFailed, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
 import { isInFlight, redelivered, toPublicDelivery, type DeliveryRecord, type DeliveryStatus, type PublicDeliveryRecord, type WebhookEnvelope } from '../domain/delivery';
 import { AlreadyInFlight, DeliveryNotFound } from '../domain/delivery.errors';
 import { PayloadFinalizerRegistry } from '../registries';
@@ -39,9 +39,6 @@ export class WebhookDeliveries {
   /** Newest first, keyset-paged. */
   async list(organizationId: string, options: DeliveryListOptions): Promise<Page<PublicDeliveryRecord>> {
     const after = decodeCursor(LIST, options.cursor);
-    if (after !== undefined && !(after.length === 2 && Number.isSafeInteger(after[0]) && typeof after[1] === 'string')) {
-      throw new ValidationFailed([{ path: 'cursor', message: 'cursor is malformed or belongs to another list' }]);
-    }
     const filter: Filter = { organizationId };
     if (options.type !== undefined) filter.type = options.type;
     if (options.status !== undefined) filter.status = options.status;
