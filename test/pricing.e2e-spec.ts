@@ -336,7 +336,7 @@ describe('live pricing', () => {
         await shortReceiver.close();
       });
 
-      it('403 window_expired after the window, before the body is looked at; 410 session_expired once the session idled out', async () => {
+      it('403 window_expired after the window, before the body is looked at; 410 session_expired once the session idled out; reads go on', async () => {
         const { sessionId, session } = await configuredSession(short, shortLive);
         const { adjustments, read } = capability(await shortReceiver.next(isPricingFor(sessionId)));
         await pause(500);
@@ -345,11 +345,18 @@ describe('live pricing', () => {
           expect(res.status).toBe(403);
           expect(res.body.error.code).toBe('window_expired');
         }
-        expect((await short.request('GET', read)).body.error.code).toBe('window_expired');
+        // The window is a write window: the session still reads.
+        const afterWindow = await short.request('GET', read);
+        expect(afterWindow.status).toBe(200);
+        expect(afterWindow.body).toMatchObject({ sessionId, status: 'active', configHash: session.configHash });
         await pause(1_100);
         const expired = await short.request('PUT', adjustments, { body: valid(session.configHash) });
         expect(expired.status).toBe(410);
         expect(expired.body.error.code).toBe('session_expired');
+        // decisions §7: an expired session still answers a GET, with status `expired`.
+        const expiredRead = await short.request('GET', read);
+        expect(expiredRead.status).toBe(200);
+        expect(expiredRead.body).toMatchObject({ sessionId, status: 'expired' });
       });
     });
   });

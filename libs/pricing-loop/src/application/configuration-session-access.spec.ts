@@ -137,7 +137,7 @@ describe('PUT adjustments: decisions §8 checks, first failing one wins', () => 
     ['reads need a valid token', { token: 'superseded', ...allFail }, 'unauthorized'],
     ['and live pricing', { token: 'valid', ...allFail }, 'forbidden_plan'],
     ['an expired session still reads, within the window', { token: 'valid', ...allFail, livePricing: true, windowOver: false }, 'read'],
-    ['but not after the window', { token: 'valid', ...allFail, livePricing: true }, 'window_expired'],
+    ['and after it: the window is for writes', { token: 'valid', ...allFail, livePricing: true }, 'read'],
   ])('GET: %s → %s', async (_, facts, expected) => {
     const { access, token } = arrange(facts);
     const code = await access.read(token).then(

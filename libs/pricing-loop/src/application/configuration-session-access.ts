@@ -25,7 +25,8 @@ export interface AdjustmentApplied {
  *   4. the token's write window is over                                → 403 `window_expired`
  *   5. the body is invalid                                             → 422 `validation_error`
  *   6. the body's configHash is not the session's current one         → 409 `stale_config_hash`
- * A read (GET) makes checks 1, 2 and 4: an expired session still reads, with status `expired`.
+ * A read (GET) makes checks 1 and 2 only: the window is a write window (api-v1 Limits: it applies
+ * to PUT adjustments), and an expired session still reads, with status `expired` (decisions §7).
  * An `autofill` token answers for a submission, which never idles out, so check 3 does not apply.
  */
 @Injectable()
@@ -44,7 +45,6 @@ export class ConfigurationSessionAccess {
   async read(token: string): Promise<SessionObject> {
     const grant = await this.grantOf(token);
     await this.assertLivePricing(grant);
-    this.assertWindowOpen(grant);
     return this.sessions.sessionObject(grant.sessionId);
   }
 

@@ -24,11 +24,11 @@ export class ConfigurationSessionsController {
   @Get()
   @ApiOperation({
     summary: 'Read the configuration session a pricing event is about',
-    description: 'Answers while the token is valid and within its write window; an expired session reads with status `expired`.',
+    description: 'Answers while the token is valid (not superseded by a redelivery) and live pricing is on, also after its write window; an expired session reads with status `expired`.',
   })
   @ApiParam(TOKEN_PARAM)
   @ApiOkResponse({ type: ConfigurationSessionSchema })
-  @ApiErrors('unauthorized', 'forbidden_plan', 'window_expired')
+  @ApiErrors('unauthorized', 'forbidden_plan')
   async read(@Param('token') token: string) {
     return this.access.read(token);
   }
