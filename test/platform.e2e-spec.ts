@@ -252,6 +252,31 @@ describe('platform: rate limits', () => {
     expect((await app.request('GET', '/api/v1/organization', { token: org.readOnlyKey })).status).toBe(200);
   });
 
+  it('limits the admin token like an API key, in its own bucket, with the headers on every answer', async () => {
+    const org = await app.createOrganization();
+    await inOneWindow();
+    const responses = [];
+    for (let i = 0; i < 9; i++) responses.push(await app.request('GET', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN }));
+    expect(responses.map((res) => res.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429]);
+    expect(responses.map((res) => res.headers['ratelimit-remaining'])).toEqual(['7', '6', '5', '4', '3', '2', '1', '0', '0']);
+    for (const res of responses) expect(res.headers['ratelimit-limit']).toBe('8');
+    expect(responses[8].body.error.code).toBe('rate_limited');
+    expect(Number(responses[8].headers['retry-after'])).toBeGreaterThan(0);
+    // An API key of the organization keeps its own budget.
+    expect((await app.request('GET', '/api/v1/organization', { token: org.apiKey })).status).toBe(200);
+  });
+
+  it('puts the headers on a 415 as well', async () => {
+    const org = await app.createOrganization();
+    await inOneWindow();
+    const res = await app.request('POST', '/api/v1/contacts', { token: org.apiKey, payload: 'email=a@example.com', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(res.status).toBe(415);
+    expect(res.body.error.code).toBe('unsupported_media_type');
+    expect(res.headers['ratelimit-limit']).toBe('8');
+    expect(res.headers['ratelimit-remaining']).toBe('7');
+    expect(res.headers['ratelimit-reset']).toBeDefined();
+  });
+
   it('limits unauthenticated requests per IP', async () => {
     const statuses: number[] = [];
     await inOneWindow();

@@ -60,9 +60,12 @@ export function configureHttpApplication(
   },
 ): void {
   const fastify = app.getHttpAdapter().getInstance();
-  // Writes with a body must be JSON; anything else is refused before it is read.
-  // Hooks of every request are written with `done` rather than async: an async hook costs each
-  // request a promise and a microtask turn even when it has nothing to do.
+  registerBodyShapeChecks(fastify);
+  registerRequestAuthentication(fastify, app.get(CredentialResolver), app.get(RateLimiter), options.limits);
+  // Writes with a body must be JSON; anything else is refused before it is read (after
+  // authentication, so the 415 carries the RateLimit-* headers like every other answer). Hooks
+  // of every request take `done` rather than being async: an async hook costs each request a
+  // promise and a microtask turn even when it has nothing to do.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
     if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return done();
     const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
@@ -74,8 +77,6 @@ export function configureHttpApplication(
     }
     done();
   });
-  registerBodyShapeChecks(fastify);
-  registerRequestAuthentication(fastify, app.get(CredentialResolver), app.get(RateLimiter), options.limits);
   registerIdempotency(fastify, app.get(IdempotencyStore));
   const limiter = app.get(RateLimiter);
   // Early answers count the hit synchronously: with a limiter in a shared store, every request goes through Fastify.

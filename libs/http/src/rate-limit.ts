@@ -54,7 +54,8 @@ export const OPERATIONS_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  * Resolves the caller once per request and applies the rate limits of api-v1 (Limits):
  * requests with a valid API key count against that key; capability URLs count per IP at their
  * own rate; everything else unauthenticated (including failed authentication) counts per IP.
- * Admin calls are not limited. Every response carries the RateLimit-* headers.
+ * Calls with the admin token count against it at the API-key rate. Every response of the APIs
+ * carries the RateLimit-* headers of its bucket (none while that limit is turned off).
  */
 export function registerRequestAuthentication(
   fastify: FastifyInstance,
@@ -72,6 +73,10 @@ export function registerRequestAuthentication(
     let perMinute: number;
     if (caller.kind === 'apiKey') {
       bucket = keyBucket(caller.keyId);
+      perMinute = keyPerMinute;
+    } else if (caller.kind === 'admin') {
+      // The admin token is the operator's key: limited like an API key, in a bucket of its own.
+      bucket = 'admin';
       perMinute = keyPerMinute;
     } else if (CAPABILITY_PATH.test(path)) {
       bucket = `cap:${request.ip}`;
@@ -105,7 +110,7 @@ export function registerRequestAuthentication(
     request.caller = { kind: 'anonymous' };
     if (token && path.startsWith('/admin/') && resolver.isAdminToken(token)) {
       request.caller = { kind: 'admin' };
-      return done();
+      return limit(request, reply, path, done);
     }
     if (!token || !path.startsWith('/api/')) return limit(request, reply, path, done);
     const identify = (identity: ApiKeyIdentity | null) => {
