@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   // object per line; the admin token and demo keys appear here only, never in the JSON log.
   const lines = [
     `API:        ${config.publicBaseUrl}/api/v1   (OpenAPI: ${config.publicBaseUrl}/openapi.yaml)`,
-    `Admin API:  ${config.publicBaseUrl}/admin/v1  token in ${join(config.dataDir, 'admin-token')}`,
+    `Admin API:  ${config.publicBaseUrl}/admin/v1  token ${process.env.ADMIN_TOKEN ? 'from ADMIN_TOKEN' : `in ${join(config.dataDir, 'admin-token')}`}`,
     `Monitoring: ${config.publicBaseUrl}/healthz  /readyz  /metrics`,
   ];
   if (generatedAdminToken) lines.push(`Admin token (generated, shown once): ${config.adminToken}`);
