@@ -118,7 +118,14 @@ export function registerRequestAuthentication(
       limit(request, reply, path, done);
     };
     const identity = resolver.resolveApiKey(token);
-    if (identity instanceof Promise) identity.then(identify, done);
-    else identify(identity);
+    if (!(identity instanceof Promise)) return identify(identity);
+    // Outside Fastify's own try/catch here: an error must still end the request.
+    identity.then((resolved) => {
+      try {
+        identify(resolved);
+      } catch (error) {
+        done(error as Error);
+      }
+    }, done);
   });
 }
