@@ -14,11 +14,14 @@ describe('kept list responses: answered again only while nothing changed', () =>
   let org: Org;
   let submissionId: string;
   let pageReads: jest.SpyInstance;
+  /** MongoDB gives no change tokens: there every GET reads its page. */
+  let keeps: boolean;
 
   beforeAll(async () => {
     app = await TestApp.start();
     await app.listen();
     pageReads = jest.spyOn(app.get(QuoteQueries), 'list');
+    keeps = !app.config.mongodbUrl;
     fixtures = new QuoteFixtures(app);
     org = await fixtures.organization();
     submissionId = await fixtures.submission(org);
@@ -32,7 +35,7 @@ describe('kept list responses: answered again only while nothing changed', () =>
     const first = await list(org.apiKey);
     const reads = pageReads.mock.calls.length;
     const second = await list(org.apiKey);
-    expect(pageReads.mock.calls.length).toBe(reads);
+    expect(pageReads.mock.calls.length).toBe(keeps ? reads : reads + 1);
     expect(first.status).toBe(200);
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
@@ -62,7 +65,7 @@ describe('kept list responses: answered again only while nothing changed', () =>
     const reads = pageReads.mock.calls.length;
     await list(org.apiKey);
     await list(org.apiKey);
-    expect(pageReads.mock.calls.length).toBe(reads);
+    expect(pageReads.mock.calls.length).toBe(keeps ? reads : reads + 2);
     expect(await count()).toBe(before + 2);
   });
 
