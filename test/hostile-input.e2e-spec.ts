@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { QuoteFixtures, type Org } from './quotes-fixtures';
 import { TestApp } from './support/test-app';
 
@@ -158,3 +159,55 @@ describe('hostile input', () => {
     });
   });
 });
+
+/** Requests that never become a route: the HTTP parser or the router refuses them, over a real socket. */
+describe('malformed requests', () => {
+  let app: TestApp;
+  let base: string;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    base = await app.listen();
+    apiKey = (await new QuoteFixtures(app).organization()).apiKey;
+  });
+  afterAll(() => app.close());
+
+  /** A raw HTTP exchange: fetch itself refuses to send some of these. */
+  const raw = (head: string): Promise<{ status: number; type: string; body: any }> =>
+    new Promise((resolve, reject) => {
+      const socket = connect(Number(new URL(base).port), '127.0.0.1', () => socket.end(head));
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const [headers, body] = data.split('\r\n\r\n');
+        resolve({ status: Number(headers.split(' ')[1]), type: /content-type: ([^\r]+)/i.exec(headers)?.[1] ?? '', body: body ? JSON.parse(body) : null });
+      });
+    });
+
+  it.each([
+    ['a path that is not valid percent-encoding', '/api/v1/submissions/%FF%FE'],
+    ['a lone percent sign', '/api/v1/quotes/%'],
+    ['a path parameter of 3,000 characters', `/api/v1/quotes/${'x'.repeat(3000)}`],
+  ])('%s: 404 not_found in the envelope, with a request id', async (_case, path) => {
+    const res = await fetch(base + path, { headers: { authorization: `Bearer ${apiKey}`, 'x-request-id': 'bad-url-1' } });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('x-request-id')).toBe('bad-url-1');
+    expect(await res.json()).toEqual({ error: { code: 'not_found', message: 'Not found.' } });
+  });
+
+  it('a request line and headers over 16 KiB: 431 in the envelope', async () => {
+    const res = await raw(`GET /api/v1/quotes?submissionId=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`);
+    expect(res.status).toBe(431);
+    expect(res.type).toBe('application/json; charset=utf-8');
+    expect(res.body).toEqual({ error: { code: 'validation_error', message: 'The request line and headers are larger than 16 KiB.' } });
+  });
+
+  it('something that is not HTTP: 400 in the envelope', async () => {
+    const res = await raw('HELLO THERE\r\n\r\n');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('validation_error');
+  });
+});
+

@@ -1,10 +1,11 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CredentialResolver } from './auth';
 import { registerBodyShapeChecks } from './body-depth';
-import { ErrorEnvelopeFilter, toErrorResponse } from './error-envelope.filter';
+import { ErrorEnvelopeFilter, errorBody, toErrorResponse } from './error-envelope.filter';
 import { IdempotencyStore, registerIdempotency } from './idempotency';
 import { EarlyListAnswers, ListResponses, type EarlyListAnswerServices } from './list-responses';
 import { InMemoryRateLimiter, keyBucket, RateLimiter, registerRequestAuthentication, type RateLimits } from './rate-limit';
@@ -43,7 +44,35 @@ export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) =
     routerOptions: { maxParamLength: 2048 },
     logger: false,
     genReqId: options.genReqId,
+    // A path Fastify cannot decode (bad percent-encoding) or route (a parameter over
+    // maxParamLength) names no route or record: 404 in the envelope, not Fastify's own body.
+    frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) => {
+      reply.header('x-request-id', request.id).status(404).type('application/json').send(errorBody('not_found', 'Not found.'));
+    },
+    clientErrorHandler: answerClientError,
   });
+}
+
+/**
+ * Requests Node's HTTP parser refuses before any request exists (a request line and headers over
+ * its 16 KiB, or no valid HTTP at all) are answered in the envelope too, on the socket, which is
+ * then closed as Node and Fastify close it.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const [status, message] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'The request line and headers are larger than 16 KiB.']
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'The request did not arrive in time.']
+          : [400, 'The request is not valid HTTP.'];
+    const body = JSON.stringify(errorBody('validation_error', message));
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 /**
