@@ -1,3 +1,4 @@
+import { QuoteFixtures } from './quotes-fixtures';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 describe('platform: authentication, errors and limits over HTTP', () => {
@@ -213,6 +214,35 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       const other = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { ...body, name: 'Other' }, headers });
       expect(other.status).toBe(422);
       expect(other.body.error.details.fields[0].path).toBe('Idempotency-Key');
+    });
+
+    it('takes the same JSON in another member order and spacing as the same body', async () => {
+      const headers = { 'idempotency-key': 'create-reordered', 'content-type': 'application/json' };
+      const first = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, payload: '{"name":"Reordered","slug":"reordered-org","settings":{"quoteDefaults":{"taxRate":21,"validityDays":30}}}', headers });
+      const again = await app.request('POST', '/admin/v1/organizations', {
+        token: ADMIN_TOKEN,
+        payload: '{ "settings": { "quoteDefaults": { "validityDays": 30, "taxRate": 21 } },\n  "slug": "reordered-org", "name": "Reordered" }',
+        headers,
+      });
+      expect(first.status).toBe(201);
+      expect(again.status).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toEqual(first.body);
+    });
+
+    it('replays the ETag of a quote write with its body', async () => {
+      const f = new QuoteFixtures(app);
+      const quoting = await f.organization();
+      const quoteId = await f.createQuote(quoting, await f.submission(quoting));
+      const send = () =>
+        app.request('POST', `/api/v1/quotes/${quoteId}/send`, { token: quoting.apiKey, body: { recipients: ['ada@example.com'] }, headers: { 'idempotency-key': 'send-once' } });
+      const first = await send();
+      const again = await send();
+      expect(first.status).toBe(200);
+      expect(first.headers.etag).toMatch(/^"\d+-\d+"$/);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.headers.etag).toBe(first.headers.etag);
+      expect(again.body).toEqual(first.body);
     });
   });
 });

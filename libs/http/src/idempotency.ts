@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { canonicalJson } from '@lib/shared';
 import { errorBody } from './error-envelope.filter';
 
 export interface StoredResponse {
@@ -7,6 +8,8 @@ export interface StoredResponse {
   status: number;
   /** the serialized response body */
   body: string;
+  /** the response's ETag, replayed with it (quote writes answer with one) */
+  etag?: string;
   expiresAt: number;
 }
 
@@ -133,7 +136,8 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
         unlock();
       }
     };
-    const bodyHash = createHash('sha256').update(JSON.stringify(request.body ?? null)).digest('hex');
+    // The same JSON is the same body, whatever its member order or spacing (RFC 8785 canonical form).
+    const bodyHash = createHash('sha256').update(canonicalJson(request.body ?? null)).digest('hex');
     try {
       for (;;) {
         const stored = await store.get(scope, key, now());
@@ -144,6 +148,7 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
               errorBody('validation_error', 'The request is invalid.', { fields: [{ path: 'Idempotency-Key', message: 'this key was already used with a different request body' }] }),
             );
           }
+          if (stored.etag) reply.header('ETag', stored.etag);
           return reply.status(stored.status).header('Idempotent-Replayed', 'true').type('application/json').send(stored.body);
         }
         // Another gateway may be running the first request: wait until it stores its response or its claim lapses.
@@ -166,7 +171,8 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
     const stored = async () => {
       try {
         if (reply.statusCode < 500 && typeof payload === 'string') {
-          await store.put(pending.scope, pending.key, { bodyHash: pending.bodyHash, status: reply.statusCode, body: payload, expiresAt: now() + TTL_MS });
+          const etag = reply.getHeader('etag');
+          await store.put(pending.scope, pending.key, { bodyHash: pending.bodyHash, status: reply.statusCode, body: payload, ...(typeof etag === 'string' ? { etag } : {}), expiresAt: now() + TTL_MS });
         }
       } finally {
         await pending.release();

@@ -104,6 +104,7 @@ interface IdempotencyRecord {
   bodyHash?: string;
   status?: number;
   body?: string;
+  etag?: string;
   /** when the claim lapses (running) or the stored response expires (done) */
   expiresAt: Date;
 }
@@ -126,15 +127,15 @@ export class MongoIdempotencyStore extends IdempotencyStore {
   async get(scope: string, key: string, now: number): Promise<StoredResponse | null> {
     const record = await this.records.findOne({ _id: recordId(scope, key), state: 'done' });
     if (!record || record.expiresAt.getTime() <= now) return null;
-    return { bodyHash: record.bodyHash!, status: record.status!, body: record.body!, expiresAt: record.expiresAt.getTime() };
+    return { bodyHash: record.bodyHash!, status: record.status!, body: record.body!, etag: record.etag, expiresAt: record.expiresAt.getTime() };
   }
 
   async put(scope: string, key: string, response: StoredResponse): Promise<void> {
     await this.records.updateOne(
       { _id: recordId(scope, key) },
       {
-        $set: { scope, key, state: 'done', bodyHash: response.bodyHash, status: response.status, body: response.body, expiresAt: new Date(response.expiresAt) },
-        $unset: { owner: '' },
+        $set: { scope, key, state: 'done', bodyHash: response.bodyHash, status: response.status, body: response.body, ...(response.etag ? { etag: response.etag } : {}), expiresAt: new Date(response.expiresAt) },
+        $unset: response.etag ? { owner: '' } : { owner: '', etag: '' },
       },
       { upsert: true },
     );

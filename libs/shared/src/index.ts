@@ -7,3 +7,4 @@ export * from './money';
 export * from './keys';
 export * from './lru-map';
 export * from './sqlite';
+export * from './canonical-json';

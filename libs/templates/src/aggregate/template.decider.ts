@@ -1,6 +1,6 @@
 import type { Decider } from '@lib/event-sourcing';
-import { NotFound } from '@lib/shared';
-import { canonicalJson, type TemplateBody } from '../domain';
+import { canonicalJson, NotFound } from '@lib/shared';
+import { type TemplateBody } from '../domain';
 import { TemplateAlreadyExists } from './template.errors';
 import type { TemplateEvent } from './template.events';
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { canonicalJson, configHash } from './canonical-json';
+import { canonicalJson } from '@lib/shared';
+import { configHash } from './canonical-json';
 
 /** Any JSON value (finite numbers, full unicode strings including lone surrogates' absence). */
 const json = fc.jsonValue({ maxDepth: 4 });
