@@ -284,6 +284,15 @@ describe('storefront and configuration sessions', () => {
       expect(contacts.body.data).toEqual([expect.objectContaining({ email: 'ada@example.com', submissionCount: expect.any(Number) })]);
     });
 
+    it('stores an empty phone as null, like every empty customer field', async () => {
+      const { sessionId, customerToken } = await startSession();
+      await configure(sessionId, customerToken);
+      const res = await submit(sessionId, customerToken, { customer: { name: 'Nora', email: 'nora@example.com', phone: '', city: '  ' } });
+      expect(res.status).toBe(201);
+      const submission = await app.request('GET', `/api/v1/submissions/${res.body.submissionId}`, { token: org.apiKey });
+      expect(submission.body.customer).toMatchObject({ name: 'Nora', phone: null, city: null });
+    });
+
     it('freezes the adjustment of the final configuration onto the submission', async () => {
       const { sessionId, customerToken } = await startSession();
       const { configHash: hash } = (await configure(sessionId, customerToken)).body;

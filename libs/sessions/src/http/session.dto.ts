@@ -35,7 +35,8 @@ export class CustomerDto {
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: CUSTOMER_LIMITS.phone })
   @IsOptional() @IsString() @MaxLength(CUSTOMER_LIMITS.phone)
-  @Matches(/^\+?[0-9()./\s-]*[0-9][0-9()./\s-]*$/, { message: 'phone may hold digits, spaces, a leading + and ( ) . / -' })
+  // Empty (or blank) is no phone: stored as null, as every empty customer field.
+  @Matches(/^\s*$|^\+?[0-9()./\s-]*[0-9][0-9()./\s-]*$/, { message: 'phone may hold digits, spaces, a leading + and ( ) . / -' })
   phone?: string | null;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: CUSTOMER_LIMITS.companyName })
