@@ -235,6 +235,7 @@ describe('quotes API', () => {
       ['limit=101', 'limit'],
       ['cursor=not-a-cursor!', 'cursor'],
       ['status=open', 'status'],
+      ['submissionId=', 'submissionId'],
     ])('refuses %s with 422', async (query, path) => {
       const res = await request('GET', `/api/v1/quotes?${query}`, undefined, { token: listOrg.apiKey });
       expect(res.status).toBe(422);

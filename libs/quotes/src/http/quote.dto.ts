@@ -191,7 +191,8 @@ export class ListQuotesQuery extends PageQuery {
   status?: QuoteStatus;
 
   @ApiPropertyOptional()
-  @IfPresent() @IsString() @MaxLength(100)
+  // Empty is refused, not read as "no filter": an id sent empty by mistake must not list every quote.
+  @IfPresent() @IsString() @IsNotEmpty() @MaxLength(100)
   submissionId?: string;
 }
 
