@@ -42,4 +42,24 @@ describe('GET /openapi.yaml', () => {
       }
     }
   });
+
+  it('documents the headers of decisions §3: Idempotency-Key on every POST, the rate-limit trio and request id on every answer', () => {
+    for (const [path, item] of Object.entries<any>(document.paths)) {
+      if (!/^\/(api|admin|storefront)\//.test(path)) continue;
+      for (const [method, operation] of Object.entries<any>(item)) {
+        if (method === 'post') expect({ path, key: operation.parameters.some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key') }).toEqual({ path, key: true });
+        for (const [status, response] of Object.entries<any>(operation.responses)) {
+          expect({ path, method, status, headers: Object.keys(response.headers ?? {}) }).toEqual({ path, method, status, headers: expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Request-Id']) });
+        }
+        if (operation.responses['429']) expect(Object.keys(operation.responses['429'].headers)).toContain('Retry-After');
+      }
+    }
+  });
+
+  it('names no credential a JWT, and describes the organization', () => {
+    for (const scheme of Object.values<any>(document.components.securitySchemes)) expect(scheme.bearerFormat).not.toBe('JWT');
+    const organization = document.paths['/api/v1/organization'].get.responses['200'].content['application/json'].schema;
+    const fields = Object.keys(document.components.schemas[organization.$ref.split('/').pop()].properties);
+    expect(fields.sort()).toEqual(['currency', 'externalPricingEnabled', 'id', 'locale', 'name', 'plan', 'slug', 'unitSystem']);
+  });
 });

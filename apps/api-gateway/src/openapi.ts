@@ -54,6 +54,44 @@ function addCommonErrors(document: OpenAPIObject): void {
   }
 }
 
+const HEADERS = {
+  'RateLimit-Limit': { description: 'Requests allowed per minute in the bucket this request counted against (decisions §3); absent while that limit is off', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests left in the current minute', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until the current minute window resets', schema: { type: 'integer' } },
+  'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+  'X-Request-Id': { description: "The request's id: the caller's X-Request-Id when it is 1-128 plain characters, else a new UUID", schema: { type: 'string' } },
+  'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+};
+
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'Same key and same JSON body within 24 h replay the first answer; the same key with another body is 422 `validation_error`.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
+/**
+ * The headers of decisions §3 on every operation of the three APIs: the rate-limit trio and the
+ * request id on every response, Retry-After on 429, and Idempotency-Key on every POST.
+ */
+function addCommonHeaders(document: OpenAPIObject): void {
+  document.components!.headers = { ...document.components!.headers, ...HEADERS };
+  const ref = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (!/^\/(api|admin|storefront)\//.test(path)) continue;
+    for (const [method, operation] of Object.entries(item as Record<string, any>)) {
+      if (!operation || typeof operation !== 'object' || !operation.responses) continue;
+      if (method === 'post') operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY];
+      for (const [status, response] of Object.entries<any>(operation.responses)) {
+        response.headers = { ...response.headers, 'X-Request-Id': ref('X-Request-Id'), 'RateLimit-Limit': ref('RateLimit-Limit'), 'RateLimit-Remaining': ref('RateLimit-Remaining'), 'RateLimit-Reset': ref('RateLimit-Reset') };
+        if (status === '429') response.headers['Retry-After'] = ref('Retry-After');
+        if (method === 'post' && status.startsWith('2')) response.headers['Idempotent-Replayed'] = ref('Idempotent-Replayed');
+      }
+    }
+  }
+}
+
 /** The machine-readable API description, generated from the controllers and DTOs. */
 export function buildOpenApiDocument(app: NestFastifyApplication, publicBaseUrl: string): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -61,14 +99,16 @@ export function buildOpenApiDocument(app: NestFastifyApplication, publicBaseUrl:
     .setDescription('External API v1 (`/api/v1`), admin API (`/admin/v1`) and storefront API (`/storefront/v1`). Errors use the envelope `{ error: { code, message, details? } }`.')
     .setVersion('1.0.0')
     .addServer(publicBaseUrl)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key (qk_live_…)' }, 'apiKey')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' }, 'admin')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'customerToken of a storefront session' }, 'customerToken')
+    // Opaque bearer tokens, none of them a JWT (Nest's default bearerFormat).
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'qk_live_…', description: 'API key (qk_live_…)' }, 'apiKey')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'adm_…', description: 'ADMIN_TOKEN' }, 'admin')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'cst_…', description: 'customerToken of a storefront session' }, 'customerToken')
     .build();
   const document = SwaggerModule.createDocument(app, config);
   document.components ??= {};
   document.components.schemas = { ...document.components.schemas, ErrorEnvelope: ERROR_ENVELOPE as never };
   addCommonErrors(document);
+  addCommonHeaders(document);
   return document;
 }
 

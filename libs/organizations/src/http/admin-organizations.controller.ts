@@ -1,12 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminGuard, ApiErrors } from '@lib/http';
 import { APP_CONFIG, stripHtml, ValidationFailed, type AppConfig } from '@lib/shared';
 import { assertWebhookUrlsAllowed } from '@lib/webhooks/transport/webhook-url-policy';
 import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type CreatedApiKey } from '../application/organization.commands';
 import { OrganizationDirectory, toAdminOrganization } from '../application/organization-directory';
-import { CreateApiKeyDto, CreateOrganizationDto, UpdateOrganizationDto } from './organization.dto';
+import { AdminOrganizationResponse, ApiKeyListResponse, CreateApiKeyDto, CreateOrganizationDto, SigningSecretResponse, UpdateOrganizationDto } from './organization.dto';
 
 /** What a PATCH may change; a PATCH with none of them is refused rather than answered as a no-op. */
 const ORGANIZATION_PATCH_FIELDS = ['name', 'locale', 'unitSystem', 'currency', 'plan', 'settings'] as const;
@@ -24,6 +24,7 @@ export class AdminOrganizationsController {
 
   @Post()
   @ApiOperation({ summary: 'Create an organization' })
+  @ApiCreatedResponse({ type: AdminOrganizationResponse })
   async create(@Body() body: CreateOrganizationDto) {
     await assertWebhookUrlsAllowed(body.settings, { allowPrivateNetworks: this.config.webhookAllowPrivateNetworks });
     const id = await this.commands.execute<CreateOrganization, string>(
@@ -43,11 +44,13 @@ export class AdminOrganizationsController {
   }
 
   @Get(':orgId')
+  @ApiOkResponse({ type: AdminOrganizationResponse })
   async get(@Param('orgId') orgId: string) {
     return toAdminOrganization(await this.directory.get(orgId));
   }
 
   @Patch(':orgId')
+  @ApiOkResponse({ type: AdminOrganizationResponse })
   async update(@Param('orgId') orgId: string, @Body() body: UpdateOrganizationDto) {
     await this.directory.get(orgId);
     if (!ORGANIZATION_PATCH_FIELDS.some((field) => body?.[field] !== undefined)) {
@@ -77,6 +80,7 @@ export class AdminOrganizationsController {
   }
 
   @Get(':orgId/api-keys')
+  @ApiOkResponse({ type: ApiKeyListResponse })
   async listApiKeys(@Param('orgId') orgId: string) {
     const org = await this.directory.get(orgId);
     return { data: org.apiKeys.filter((k) => k.revokedAt === null).map(({ revokedAt: _r, ...key }) => key), nextCursor: null };
@@ -91,6 +95,7 @@ export class AdminOrganizationsController {
 
   @Post(':orgId/signing-secret')
   @ApiOperation({ summary: 'Create or rotate the webhook signing secret; the previous one keeps signing for 24 h' })
+  @ApiCreatedResponse({ type: SigningSecretResponse })
   async rotateSigningSecret(@Param('orgId') orgId: string): Promise<{ secret: string }> {
     await this.directory.get(orgId);
     return this.commands.execute(new RotateSigningSecret(orgId));

@@ -98,3 +98,55 @@ export class CreateApiKeyDto {
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
   readOnly?: boolean;
 }
+
+// Response shapes, for the OpenAPI document.
+
+/** api-v1 Organization. */
+export class OrganizationResponse {
+  @ApiProperty() id: string;
+  @ApiProperty() name: string;
+  @ApiProperty() slug: string;
+  @ApiProperty({ enum: LOCALES }) locale: string;
+  @ApiProperty({ enum: UNIT_SYSTEMS }) unitSystem: string;
+  @ApiProperty({ description: 'ISO 4217 code' }) currency: string;
+  @ApiProperty({ enum: PLANS }) plan: string;
+  @ApiProperty() externalPricingEnabled: boolean;
+}
+
+export class QuoteDefaultsResponse {
+  @ApiProperty() taxRate: number;
+  @ApiProperty({ type: 'integer' }) validityDays: number;
+}
+
+export class OrganizationSettingsResponse {
+  @ApiProperty({ type: String, nullable: true }) webhookUrl: string | null;
+  @ApiProperty({ type: String, nullable: true }) pricingWebhookUrl: string | null;
+  @ApiProperty() externalPricingEnabled: boolean;
+  @ApiProperty({ type: 'integer' }) pricingTimeoutMs: number;
+  @ApiProperty({ type: QuoteDefaultsResponse }) quoteDefaults: QuoteDefaultsResponse;
+  @ApiProperty({ description: 'whether a webhook signing secret exists (it is shown only when created)' }) signingSecretConfigured: boolean;
+}
+
+/** The admin API's organization: the api-v1 fields, bookkeeping and settings. */
+export class AdminOrganizationResponse extends OrganizationResponse {
+  @ApiProperty({ type: 'integer', description: 'Unix ms' }) createdAt: number;
+  @ApiProperty({ type: 'integer', description: 'Unix ms' }) updatedAt: number;
+  @ApiProperty({ type: OrganizationSettingsResponse }) settings: OrganizationSettingsResponse;
+}
+
+export class ApiKeyResponse {
+  @ApiProperty() id: string;
+  @ApiProperty() name: string;
+  @ApiProperty() readOnly: boolean;
+  @ApiProperty({ description: 'the first characters of the key, to tell keys apart' }) keyPrefix: string;
+  @ApiProperty({ type: 'integer', description: 'Unix ms' }) createdAt: number;
+}
+
+export class ApiKeyListResponse {
+  @ApiProperty({ type: [ApiKeyResponse], description: 'active keys, never their secret' }) data: ApiKeyResponse[];
+  @ApiProperty({ type: String, nullable: true, description: 'always null: an organization has at most 10 active keys' }) nextCursor: null;
+}
+
+export class SigningSecretResponse {
+  @ApiProperty({ description: '`whsec_…`, shown only in this response' }) secret: string;
+}
