@@ -63,7 +63,7 @@ export async function benchRebuild(): Promise<string[]> {
     const row = (name: string, run: CliRun) =>
       `| ${name} | ${run.seconds.toFixed(1)} | ${rate(run.seconds)} | ${run.cpuSeconds.toFixed(1)} | ${rate(run.cpuSeconds)} | ${run.maxRssMb.toFixed(0)} MB |`;
     return [
-      `### Rebuild of all projections over ${written.toLocaleString('en')} events (embedded)`,
+      `### Rebuild of all projections over ${written.toLocaleString('en')} events (${process.env.MONGODB_URL ? 'read models in the MongoDB of MONGODB_URL' : 'embedded'}; events in the embedded store)`,
       '',
       `Generated through the event store port in ${generateSeconds.toFixed(1)} s (${Math.round(written / generateSeconds).toLocaleString('en')} events/s).`,
       'The whole CLI process (start, build, indexes, switch, drop of the old generation): wall time, and',
