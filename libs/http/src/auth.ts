@@ -34,7 +34,11 @@ declare module 'fastify' {
 }
 
 export function bearerToken(request: FastifyRequest): string | null {
-  const header = request.headers.authorization;
+  return bearerTokenOf(request.headers.authorization);
+}
+
+/** The token of an `Authorization: Bearer <token>` header value, or null. */
+export function bearerTokenOf(header: string | string[] | undefined): string | null {
   if (typeof header !== 'string') return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match ? match[1] : null;

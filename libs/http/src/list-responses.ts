@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import { LruMap } from '@lib/shared';
-import type { ApiKeyIdentity } from './auth';
+import { bearerTokenOf, type ApiKeyIdentity } from './auth';
 import type { RateDecision } from './rate-limit';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -72,8 +72,6 @@ export interface EarlyListAnswerServices {
   answered: (request: IncomingMessage, requestId: string, route: string, statusCode: number, elapsedMs: number) => void;
 }
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
 /**
  * Answers repeated list GETs of the external API from ListResponses as they arrive at the HTTP
  * server, before Fastify builds its request: a cached page then costs about half of what it
@@ -104,10 +102,8 @@ export class EarlyListAnswers {
     if (services === null || this.closing || request.method !== 'GET') return false;
     const url = request.url;
     if (url === undefined || !url.startsWith('/api/')) return false;
-    const authorization = request.headers.authorization;
-    if (typeof authorization !== 'string') return false;
-    const token = BEARER.exec(authorization)?.[1];
-    if (token === undefined) return false;
+    const token = bearerTokenOf(request.headers.authorization);
+    if (token === null) return false;
     const caller = services.keptApiKey(token);
     // ApiKeyGuard's checks: a valid key of an organization whose plan includes the API; any key may read.
     if (!caller || !caller.planAllowsApi) return false;
