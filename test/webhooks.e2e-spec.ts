@@ -172,6 +172,26 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
       expect(await deliveryOf(org, 'submission.created', submissionId, (r) => r.status === 'delivered')).toMatchObject({ entityType: 'submission', attempts: 1 });
     });
 
+    it('quote.created of a quote too large for the 256 KiB cap: sent without its line items, marked so, and delivered', async () => {
+      const org = await hookOrg();
+      const submissionId = await fixtures.submission(org);
+      const lineItems = Array.from({ length: 200 }, (_, i) => ({ description: `${i} ${'long text '.repeat(199)}`, quantity: 1, unitPrice: 10 }));
+      const quoteId = await fixtures.createQuote(org, submissionId, { lineItems });
+      const [created] = await receiver.waitFor((r) => r.path === org.path && r.body?.event === 'quote.created' && r.body.data.quote.id === quoteId);
+      expect(created.rawBody.length).toBeLessThanOrEqual(256 * 1024);
+      expect(created.body.data).toEqual({
+        quote: expect.objectContaining({ id: quoteId, total: expect.any(Number) }),
+        customer: expect.any(Object),
+        submission: { id: submissionId },
+        lineItemsOmitted: true,
+      });
+      expect(serviceSignatureValid(created, org.secret!)).toBe(true);
+      const record = await deliveryById(org, created.body.id, (r) => r.status === 'delivered');
+      expect(record).toMatchObject({ attempts: 1, lastError: null });
+      // The items are in the API.
+      expect((await fixtures.quote(org, quoteId)).lineItems).toHaveLength(200);
+    });
+
     it('quote.created, quote.sent, quote.viewed, quote.accepted: the quote as it was at each step', async () => {
       const org = await hookOrg();
       const submissionId = await fixtures.submission(org, { locale: 'nl' });

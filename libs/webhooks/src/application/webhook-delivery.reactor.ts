@@ -4,7 +4,7 @@ import type { EventFilter, RecordedEvent } from '@lib/event-store';
 import type { Reactor } from '@lib/runtime';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
 import {
-  deliveryId, ENVELOPE_VERSION, MAX_PAYLOAD_BYTES, retryDelay, type DeliveryRecord, type DeliveryTarget, type WebhookEnvelope,
+  deliveryId, ENVELOPE_VERSION, MAX_PAYLOAD_BYTES, retryDelay, withoutLineItems, type DeliveryRecord, type DeliveryTarget, type WebhookEnvelope,
 } from '../domain/delivery';
 import { targetUrl, type WebhookOrganization } from '../domain/organization-profile';
 import { PayloadFinalizerRegistry, WebhookSourceRegistry } from '../registries';
@@ -74,8 +74,15 @@ export class WebhookDeliveryReactor implements Reactor {
       customerLocale: draft.customerLocale,
       data: draft.data,
     };
-    const payload = this.finalizers.redact(draft.type, envelope);
-    const bytes = Buffer.byteLength(JSON.stringify(payload));
+    const full = this.finalizers.redact(draft.type, envelope);
+    const sizeOf = (candidate: WebhookEnvelope) => Buffer.byteLength(JSON.stringify(candidate));
+    let payload = full;
+    if (sizeOf(full) > MAX_PAYLOAD_BYTES) {
+      const reduced = withoutLineItems(full);
+      if (reduced) payload = reduced;
+      this.logger.warn(`${draft.type} ${id} is ${sizeOf(full)} bytes, over the ${MAX_PAYLOAD_BYTES}-byte cap: ${reduced ? 'sent without its line items' : 'no line items to leave out'}`);
+    }
+    const bytes = sizeOf(payload);
     const tooLarge = bytes > MAX_PAYLOAD_BYTES;
     if (tooLarge) this.logger.warn(`${draft.type} ${id} is ${bytes} bytes, over the ${MAX_PAYLOAD_BYTES}-byte cap: recorded as failed (payload_too_large)`);
     return {

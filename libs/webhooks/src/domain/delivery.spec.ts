@@ -1,4 +1,4 @@
-import { afterAttempt, deliveryId, isInFlight, redelivered, retryDelay, type DeliveryRecord } from './delivery';
+import { afterAttempt, deliveryId, isInFlight, redelivered, retryDelay, withoutLineItems, type DeliveryRecord, type WebhookEnvelope } from './delivery';
 
 const SCHEDULE = [0, 60_000, 300_000, 900_000];
 
@@ -97,5 +97,23 @@ describe('delivery records', () => {
     expect(deliveryId('e1', 'quote.sent', 'q1')).toMatch(/^evt_[0-9a-f]{32}$/);
     expect(deliveryId('e2', 'quote.sent', 'q1')).not.toBe(deliveryId('e1', 'quote.sent', 'q1'));
     expect(deliveryId('e1', 'quote.viewed', 'q1')).not.toBe(deliveryId('e1', 'quote.sent', 'q1'));
+  });
+
+  describe('withoutLineItems', () => {
+    const envelope = (data: unknown) => ({ version: '1.0', id: 'evt_1', event: 'quote.created', eventType: 'quote.created', data }) as unknown as WebhookEnvelope;
+
+    it('leaves out every lineItems array of the data, says so where each was, and keeps everything else', () => {
+      const reduced = withoutLineItems(
+        envelope({ quote: { id: 'quo_1', total: 10 }, lineItems: [{ description: 'x' }], pricing: { source: 'external', lineItems: [], subtotal: 10 } }),
+      );
+      expect(reduced).toEqual(
+        envelope({ quote: { id: 'quo_1', total: 10 }, lineItemsOmitted: true, pricing: { source: 'external', lineItemsOmitted: true, subtotal: 10 } }),
+      );
+    });
+
+    it('gives null when there are no line items to leave out', () => {
+      expect(withoutLineItems(envelope({ lead: { id: 'lea_1', message: 'x'.repeat(10) } }))).toBeNull();
+      expect(withoutLineItems(envelope({ lineItems: 'not a list' }))).toBeNull();
+    });
   });
 });

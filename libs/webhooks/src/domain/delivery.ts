@@ -27,6 +27,33 @@ export const MAX_PAYLOAD_BYTES = 256 * 1024;
 
 export const ENVELOPE_VERSION = '1.0';
 
+/**
+ * The envelope without its line items, for one over the cap. Line items are the only part of an
+ * event that grows with what people type (a quote may hold 200 items of 2,000 characters, over
+ * 256 KiB): every `lineItems` array in `data` is left out and `lineItemsOmitted: true` stands
+ * beside where it was, so a receiver knows to read them through the API (`GET /quotes/{id}`,
+ * `GET /submissions/{id}`). Null when there are none to leave out.
+ */
+export function withoutLineItems(envelope: WebhookEnvelope): WebhookEnvelope | null {
+  let omitted = false;
+  const strip = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (value === null || typeof value !== 'object') return value;
+    const copy: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(value)) {
+      if (key === 'lineItems' && Array.isArray(field)) {
+        omitted = true;
+        copy.lineItemsOmitted = true;
+      } else {
+        copy[key] = strip(field);
+      }
+    }
+    return copy;
+  };
+  const data = strip(envelope.data);
+  return omitted ? { ...envelope, data: data as WebhookEnvelope['data'] } : null;
+}
+
 /** The JSON body of a delivery (api-v1 Events envelope plus decisions §9). */
 export interface WebhookEnvelope {
   version: typeof ENVELOPE_VERSION;
