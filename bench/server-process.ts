@@ -54,6 +54,8 @@ export async function startProcess(script: string, args: string[], env: Record<s
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  // Also when it dies without stop() (the crash test kills it): its log goes with it.
+  child.once('exit', removeLog);
   let stopping: Promise<void> | null = null;
   return {
     child,
