@@ -230,6 +230,12 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       expect(again.body).toEqual(first.body);
     });
 
+    it('answers a body JSON cannot represent canonically (1e400) in the envelope, not with a 500', async () => {
+      const res = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, payload: '{"name":"Big","slug":"big-number","settings":{"pricingTimeoutMs":1e400}}', headers: { 'idempotency-key': 'big-number', 'content-type': 'application/json' } });
+      expect(res.status).toBe(422);
+      expect(res.body.error.code).toBe('validation_error');
+    });
+
     it('replays the ETag of a quote write with its body', async () => {
       const f = new QuoteFixtures(app);
       const quoting = await f.organization();

@@ -136,8 +136,7 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
         unlock();
       }
     };
-    // The same JSON is the same body, whatever its member order or spacing (RFC 8785 canonical form).
-    const bodyHash = createHash('sha256').update(canonicalJson(request.body ?? null)).digest('hex');
+    const bodyHash = createHash('sha256').update(bodyFingerprint(request.body)).digest('hex');
     try {
       for (;;) {
         const stored = await store.get(scope, key, now());
@@ -186,6 +185,19 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
     if (!pending) return done();
     pending.release().then(() => done(), done);
   });
+}
+
+/**
+ * The same JSON is the same body, whatever its member order or spacing: its RFC 8785 canonical
+ * form. A number JSON.parse read as Infinity (`1e400`) has none; such a body is refused by
+ * validation anyway, and is told apart by its plain serialization meanwhile.
+ */
+function bodyFingerprint(body: unknown): string {
+  try {
+    return canonicalJson(body ?? null);
+  } catch {
+    return JSON.stringify(body ?? null);
+  }
 }
 
 function sleep(ms: number): Promise<void> {

@@ -90,7 +90,7 @@ export function createLogger(options: { level: string; name: string; destination
 
 /**
  * Where a root logger made by createLogger writes, and the base fields of its lines: the
- * `request completed` line of every request is written there directly (see logCompleted).
+ * `request completed` line of every request is written there directly (see logRequestCompleted).
  */
 const requestLines = new WeakMap<Logger, { destination: DestinationStream; base: string }>();
 

@@ -487,7 +487,6 @@ function sqlValue(value: unknown): SqlValue {
   return JSON.stringify(value);
 }
 
-
 /** Size of the WAL-index header; the `-shm` file holds it twice, at offsets 0 and 48. */
 const WAL_INDEX_HEADER_BYTES = 48;
 
