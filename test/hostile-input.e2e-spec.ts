@@ -105,6 +105,19 @@ describe('hostile input', () => {
       // no body at all still means "all defaults"
       expect((await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey })).status).toBe(201);
     });
+
+    it('an empty body sent as application/json is no body: all defaults where the body is optional, 422 where it is required', async () => {
+      const json = { 'content-type': 'application/json' };
+      const submissionId = await f.submission(org);
+      const created = await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey, payload: '', headers: json });
+      expect(created.status).toBe(201);
+      expect(created.body.quoteId).toMatch(/^quo_/);
+      const contact = await app.request('POST', '/api/v1/contacts', { token: org.apiKey, payload: '', headers: json });
+      expect(contact.status).toBe(422);
+      expect(contact.body.error.code).toBe('validation_error');
+      // Not JSON at all is still 400.
+      expect((await app.request('POST', '/api/v1/contacts', { token: org.apiKey, payload: ' ', headers: json })).body.error.code).toBe('invalid_json');
+    });
   });
 
   describe('overlong path parameters', () => {

@@ -25,7 +25,13 @@ describe('kept list responses: answered again only while nothing changed', () =>
     fixtures = new QuoteFixtures(app);
     org = await fixtures.organization();
     submissionId = await fixtures.submission(org);
-    await fixtures.createQuote(org, submissionId);
+    const quoteId = await fixtures.createQuote(org, submissionId);
+    // The quote's PDF is made in the background, and its writes change the read store's token:
+    // the first cases count page reads, so they start once it is done.
+    for (let waited = 0; waited < 15_000; waited += 50) {
+      if (['ready', 'failed'].includes((await fixtures.quote(org, quoteId)).pdf.status)) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   });
   afterAll(() => app.close());
 

@@ -1,4 +1,4 @@
-import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -89,6 +89,14 @@ export function configureHttpApplication(
   },
 ): void {
   const fastify = app.getHttpAdapter().getInstance();
+  // JSON bodies as Fastify parses them (prototype-poisoning keys refused), except that an empty
+  // body is no body: clients that send `Content-Type: application/json` on every POST must not
+  // get 400 on one that takes none, or whose body is optional.
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  app.useBodyParser<Server>('application/json', { bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    parseJson(request, body.toString('utf8'), done);
+  });
   registerBodyShapeChecks(fastify);
   registerRequestAuthentication(fastify, app.get(CredentialResolver), app.get(RateLimiter), options.limits);
   // Writes with a body must be JSON; anything else is refused before it is read (after
