@@ -1,4 +1,4 @@
-import { QuoteFixtures, type Org } from './quotes-fixtures';
+import { pause, QuoteFixtures, type Org } from './quotes-fixtures';
 import { QuoteQueries } from '@lib/quotes';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
@@ -30,7 +30,7 @@ describe('kept list responses: answered again only while nothing changed', () =>
     // the first cases count page reads, so they start once it is done.
     for (let waited = 0; waited < 15_000; waited += 50) {
       if (['ready', 'failed'].includes((await fixtures.quote(org, quoteId)).pdf.status)) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await pause(50);
     }
   });
   afterAll(() => app.close());

@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { join } from 'node:path';
 import { prepareRuntime } from '@lib/bootstrap';
 import { createLogger, stopOnSignals } from '@lib/observability';
 import { SessionEventStreams } from '@lib/sessions';
@@ -7,7 +6,7 @@ import { createGatewayApp } from './create-gateway';
 import { seedDemo } from './seed-demo';
 
 async function main(): Promise<void> {
-  const { config, generatedAdminToken } = prepareRuntime();
+  const { config, generatedAdminToken, adminTokenFile } = prepareRuntime();
   const onlyGateway = process.argv.includes('--only-gateway');
   const logger = createLogger({ level: config.logLevel, name: onlyGateway ? 'gateway' : 'gateway+projector+outbox' });
   const app = await createGatewayApp(config, { withWorkers: !onlyGateway }, logger);
@@ -23,7 +22,7 @@ async function main(): Promise<void> {
   // object per line; the admin token and demo keys appear here only, never in the JSON log.
   const lines = [
     `API:        ${config.publicBaseUrl}/api/v1   (OpenAPI: ${config.publicBaseUrl}/openapi.yaml)`,
-    `Admin API:  ${config.publicBaseUrl}/admin/v1  token ${process.env.ADMIN_TOKEN ? 'from ADMIN_TOKEN' : `in ${join(config.dataDir, 'admin-token')}`}`,
+    `Admin API:  ${config.publicBaseUrl}/admin/v1  token ${adminTokenFile ? `in ${adminTokenFile}` : 'from ADMIN_TOKEN'}`,
     `Monitoring: ${config.publicBaseUrl}/healthz  /readyz  /metrics`,
   ];
   if (generatedAdminToken) lines.push(`Admin token (generated, shown once): ${config.adminToken}`);

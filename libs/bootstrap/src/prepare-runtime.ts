@@ -6,6 +6,8 @@ export interface PreparedRuntime {
   config: AppConfig;
   /** set when this start generated the admin token (it is printed once) */
   generatedAdminToken: boolean;
+  /** the file holding the admin token; null when ADMIN_TOKEN gives it */
+  adminTokenFile: string | null;
 }
 
 /**
@@ -25,8 +27,10 @@ export function prepareRuntime(env: NodeJS.ProcessEnv = process.env): PreparedRu
   }
   mkdirSync(config.dataDir, { recursive: true });
   let generatedAdminToken = false;
+  let adminTokenFile: string | null = null;
   if (!config.adminToken) {
     const file = join(config.dataDir, 'admin-token');
+    adminTokenFile = file;
     if (existsSync(file)) {
       config.adminToken = readFileSync(file, 'utf8').trim();
     } else {
@@ -35,5 +39,5 @@ export function prepareRuntime(env: NodeJS.ProcessEnv = process.env): PreparedRu
       generatedAdminToken = true;
     }
   }
-  return { config, generatedAdminToken };
+  return { config, generatedAdminToken, adminTokenFile };
 }

@@ -41,6 +41,15 @@ export interface RateLimits {
   capabilityPerMinute: number;
 }
 
+/** The RateLimit-* headers of a counted hit (decisions §3), lower-cased as they are sent, in this order. */
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    'ratelimit-limit': String(decision.limit),
+    'ratelimit-remaining': String(decision.remaining),
+    'ratelimit-reset': String(decision.resetSeconds),
+  };
+}
+
 /** The bucket of an API key's requests. */
 export const keyBucket = (keyId: string) => `key:${keyId}`;
 
@@ -92,9 +101,7 @@ export function registerRequestAuthentication(
   };
 
   const answer = (reply: FastifyReply, decision: RateDecision, done: Done): void => {
-    reply.header('RateLimit-Limit', String(decision.limit));
-    reply.header('RateLimit-Remaining', String(decision.remaining));
-    reply.header('RateLimit-Reset', String(decision.resetSeconds));
+    reply.headers(rateLimitHeaders(decision));
     if (decision.allowed) return done();
     reply.header('Retry-After', String(decision.resetSeconds));
     reply.status(429).type('application/json').send(errorBody('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.resetSeconds} s.`));

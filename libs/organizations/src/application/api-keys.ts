@@ -51,12 +51,11 @@ export class OrganizationCredentialResolver extends CredentialResolver {
   }
 
   resolveApiKey(rawKey: string): ApiKeyIdentity | null | Promise<ApiKeyIdentity | null> {
-    if (!API_KEY_PATTERN.test(rawKey)) return null;
+    const kept = this.keptApiKey(rawKey);
+    if (kept !== undefined) return kept;
     const keyHash = hashApiKey(rawKey);
     // Taken before the reads: a write that lands during them makes the kept answer miss next time.
     const token = this.changeToken();
-    const kept = this.resolved.get(keyHash);
-    if (kept && kept.token === token) return kept.identity;
     return this.lookUp(keyHash).then((identity) => {
       if (identity && token !== null) this.resolved.set(keyHash, { identity, token });
       else this.resolved.delete(keyHash);

@@ -74,17 +74,17 @@ export class WebhookDeliveryReactor implements Reactor {
       customerLocale: draft.customerLocale,
       data: draft.data,
     };
-    const full = this.finalizers.redact(draft.type, envelope);
     const sizeOf = (candidate: WebhookEnvelope) => Buffer.byteLength(JSON.stringify(candidate));
-    let payload = full;
-    if (sizeOf(full) > MAX_PAYLOAD_BYTES) {
-      const reduced = withoutLineItems(full);
-      if (reduced) payload = reduced;
-      this.logger.warn(`${draft.type} ${id} is ${sizeOf(full)} bytes, over the ${MAX_PAYLOAD_BYTES}-byte cap: ${reduced ? 'sent without its line items' : 'no line items to leave out'}`);
-    }
+    let payload = this.finalizers.redact(draft.type, envelope);
+    let tooLarge = false;
     const bytes = sizeOf(payload);
-    const tooLarge = bytes > MAX_PAYLOAD_BYTES;
-    if (tooLarge) this.logger.warn(`${draft.type} ${id} is ${bytes} bytes, over the ${MAX_PAYLOAD_BYTES}-byte cap: recorded as failed (payload_too_large)`);
+    if (bytes > MAX_PAYLOAD_BYTES) {
+      const reduced = withoutLineItems(payload);
+      if (reduced) payload = reduced;
+      tooLarge = !reduced || sizeOf(reduced) > MAX_PAYLOAD_BYTES;
+      const outcome = tooLarge ? 'recorded as failed (payload_too_large)' : 'sent without its line items';
+      this.logger.warn(`${draft.type} ${id} is ${bytes} bytes, over the ${MAX_PAYLOAD_BYTES}-byte cap: ${outcome}`);
+    }
     return {
       id,
       type: draft.type,
