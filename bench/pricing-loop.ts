@@ -29,6 +29,8 @@ const ROUNDS = Number(process.env.BENCH_PRICING_ROUNDS ?? 20);
 const WARMUP_ROUNDS = Number(process.env.BENCH_PRICING_WARMUP_ROUNDS ?? 2);
 const DEADLINE_S = Number(process.env.BENCH_PRICING_DEADLINE_S ?? 180);
 const THINK_MS = Number(process.env.BENCH_PRICING_THINK_MS ?? 1000);
+/** `BENCH_PRICING_PACED_ONLY=1`: only the paced scenario (the one the target is judged on) */
+const PACED_ONLY = process.env.BENCH_PRICING_PACED_ONLY === '1' && THINK_MS > 0;
 const ROUND_TIMEOUT_MS = 10_000;
 const PORT = 3911;
 const MARKUP_PERCENT = 10;
@@ -96,7 +98,8 @@ interface ScenarioResult {
 }
 
 export async function benchPricingLoop(): Promise<string[]> {
-  const scenarios: Scenario[] = [{ label: 'back to back (each session changes again as soon as its loop is closed)', sessions: SESSIONS, rounds: ROUNDS, thinkMs: 0, port: PORT }];
+  const scenarios: Scenario[] = [];
+  if (!PACED_ONLY) scenarios.push({ label: 'back to back (each session changes again as soon as its loop is closed)', sessions: SESSIONS, rounds: ROUNDS, thinkMs: 0, port: PORT });
   if (THINK_MS > 0) scenarios.push({ label: `paced (${THINK_MS / 2}–${(THINK_MS * 3) / 2} ms, uniform, between a closed loop and the next change)`, sessions: SESSIONS, rounds: ROUNDS, thinkMs: THINK_MS, port: PORT + 1 });
   const results: Array<[Scenario, ScenarioResult]> = [];
   for (const scenario of scenarios) results.push([scenario, await runScenario(scenario)]);
