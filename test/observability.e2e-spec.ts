@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { EventStore } from '@lib/event-store';
-import { createLogger } from '@lib/observability';
+import { createLogger, flushRequestLines } from '@lib/observability';
 import { loadConfig } from '@lib/shared';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
@@ -19,9 +19,10 @@ class CapturedLogs extends Writable {
     done();
   }
   get lines(): Array<Record<string, any>> {
-    return this.text.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    return this.all.split('\n').filter(Boolean).map((line) => JSON.parse(line));
   }
   get all(): string {
+    flushRequestLines();
     return this.text.join('');
   }
 }

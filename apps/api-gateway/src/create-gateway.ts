@@ -2,8 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
-import { configureHttpApplication, createHttpAdapter, EarlyListAnswers } from '@lib/http';
-import { createLogger, createNestLogger, logRequestCompleted, Metrics, registerHttpMetrics, registerRequestLogging, requestIdFrom, REQUEST_ID_HEADER } from '@lib/observability';
+import { configureHttpApplication, createHttpAdapter, EarlyListAnswers, type KeptPage } from '@lib/http';
+import { createLogger, createNestLogger, logRequestCompleted, Metrics, redactUrl, registerHttpMetrics, registerRequestLogging, requestIdFrom, REQUEST_ID_HEADER } from '@lib/observability';
 import type { AppConfig } from '@lib/shared';
 import { GatewayModule, type GatewayOptions } from './gateway.module';
 import { serveOpenApi } from './openapi';
@@ -16,6 +16,7 @@ export async function createGatewayApp(config: AppConfig, options: GatewayOption
   const root = logger ?? createLogger({ level: config.logLevel, name: 'gateway' });
   const requestId = (raw: IncomingMessage) => requestIdFrom(raw.headers[REQUEST_ID_HEADER]);
   const early = new EarlyListAnswers();
+  const loggedUrls = new WeakMap<KeptPage, string>();
   const adapter = createHttpAdapter({ genReqId: requestId, early });
   // First of all hooks: requests refused by a later one are logged and carry their id too.
   registerRequestLogging(adapter.getInstance(), root);
@@ -35,9 +36,13 @@ export async function createGatewayApp(config: AppConfig, options: GatewayOption
     early: {
       answers: early,
       requestId,
-      answered: (raw, id, route, statusCode, elapsedMs) => {
-        logRequestCompleted(root, { requestId: id, method: raw.method ?? 'GET', url: raw.url ?? '', statusCode, elapsedMs });
-        metrics.countRequest(raw.method ?? 'GET', route, statusCode, elapsedMs);
+      answered: (raw, id, page, statusCode, elapsedMs) => {
+        const url = raw.url ?? '';
+        // A kept page answers one URL: its redacted form is worked out once.
+        let loggedUrl = loggedUrls.get(page);
+        if (loggedUrl === undefined) loggedUrls.set(page, (loggedUrl = redactUrl(url)));
+        logRequestCompleted(root, { requestId: id, method: raw.method ?? 'GET', url, loggedUrl, statusCode, elapsedMs });
+        metrics.countRequest(raw.method ?? 'GET', page.route, statusCode, elapsedMs);
       },
     },
   });

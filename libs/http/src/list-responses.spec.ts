@@ -51,7 +51,7 @@ describe('EarlyListAnswers', () => {
       keptApiKey: (rawKey) => (rawKey === KEY ? caller : null),
       rateLimit: () => decision,
       requestId: (request: IncomingMessage) => String(request.headers['x-request-id'] ?? 'generated'),
-      answered: (_request, requestId, route, statusCode) => answered.push({ requestId, route, statusCode }),
+      answered: (_request, requestId, page, statusCode) => answered.push({ requestId, route: page.route, statusCode }),
     };
     early.enable(services);
     server = createServer((request, response) => {

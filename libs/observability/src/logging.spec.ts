@@ -1,9 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { request } from 'node:http';
 import { Writable } from 'node:stream';
 import { Logger, type ArgumentsHost } from '@nestjs/common';
 import { ErrorEnvelopeFilter } from '@lib/http';
+import { TYPESCRIPT_PRELUDE } from '@lib/shared/testing/processes';
 import Fastify from 'fastify';
-import { createLogger, createNestLogger, registerRequestLogging } from './logging';
+import { createLogger, createNestLogger, flushRequestLines, logRequestCompleted, registerRequestLogging } from './logging';
 import { requestIdFrom } from './request-id';
 
 describe('request logging', () => {
@@ -39,6 +41,7 @@ describe('request logging', () => {
       await fastify.close();
       Logger.overrideLogger(false);
     }
+    flushRequestLines();
     const lines = written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
     expect(lines.find((l) => l.context === 'Handler')).toMatchObject({ level: 'warn', msg: 'handling box with Bearer [redacted]' });
     expect(lines.filter((l) => l.msg === 'request completed')).toEqual([
@@ -61,6 +64,7 @@ describe('request logging', () => {
     } finally {
       await fastify.close();
     }
+    flushRequestLines();
     const lines = written.join('').split('\n').filter(Boolean);
     expect(lines).toHaveLength(2);
     expect(written.join('')).not.toContain('SECRET');
@@ -78,6 +82,38 @@ describe('request logging', () => {
       expect({ ...line, time: null }).toEqual({ ...byPino, time: null });
       expect(Date.parse(line.time)).toBeGreaterThan(0);
     }
+  });
+
+  it('hands the request lines of one event-loop turn to the destination in one write, at the end of the turn', async () => {
+    const writes: string[] = [];
+    const destination = new Writable({ write: (chunk, _encoding, done) => (writes.push(chunk.toString()), done()) });
+    const root = createLogger({ level: 'info', name: 'test', destination });
+    const completed = (n: number) => ({ requestId: `req-${n}`, method: 'GET', url: `/api/v1/quotes?n=${n}`, statusCode: 200, elapsedMs: 1 });
+    logRequestCompleted(root, completed(1));
+    logRequestCompleted(root, { ...completed(2), url: '/q/qt_SECRET1', loggedUrl: '/q/[redacted]' });
+    expect(writes).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(1);
+    const lines = writes[0].split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    expect(lines.map((line) => [line.requestId, line.req.url])).toEqual([
+      ['req-1', '/api/v1/quotes?n=1'],
+      ['req-2', '/q/[redacted]'],
+    ]);
+    logRequestCompleted(root, completed(3));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(2);
+    expect(JSON.parse(writes[1]).requestId).toBe('req-3');
+  });
+
+  it('writes the batched request lines before the process exits', () => {
+    const script = `
+      const { createLogger, logRequestCompleted } = require(${JSON.stringify(require.resolve('./logging'))});
+      const logger = createLogger({ level: 'info', name: 'exiting' });
+      logRequestCompleted(logger, { requestId: 'last', method: 'GET', url: '/x', statusCode: 200, elapsedMs: 1 });
+      process.exit(0);
+    `;
+    const out = execFileSync(process.execPath, ['-e', TYPESCRIPT_PRELUDE + script], { encoding: 'utf8' });
+    expect(out.split('\n').filter(Boolean).map((line) => JSON.parse(line).requestId)).toEqual(['last']);
   });
 
   it('censors secret fields of logged objects and secrets quoted in error messages', () => {
@@ -110,6 +146,7 @@ describe('request logging', () => {
       await fastify.close();
       Logger.overrideLogger(false);
     }
+    flushRequestLines();
     const lines = written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
     expect(lines.map((l) => l.msg)).toEqual(['something odd']);
   });
@@ -135,6 +172,7 @@ describe('request logging', () => {
       await fastify.close();
       Logger.overrideLogger(false);
     }
+    flushRequestLines();
     const lines = written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
     const failure = lines.find((l) => l.level === 'error' && l.context === 'HTTP');
     expect(failure).toMatchObject({ requestId: 'req-500' });

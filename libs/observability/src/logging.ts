@@ -84,7 +84,7 @@ export function createLogger(options: { level: string; name: string; destination
     },
     destination,
   );
-  requestLines.set(root, { destination, base: `,"process":${JSON.stringify(options.name)},"pid":${process.pid}` });
+  requestLines.set(root, { lines: new RequestLineBatch(destination), base: `,"process":${JSON.stringify(options.name)},"pid":${process.pid}` });
   return root;
 }
 
@@ -92,7 +92,59 @@ export function createLogger(options: { level: string; name: string; destination
  * Where a root logger made by createLogger writes, and the base fields of its lines: the
  * `request completed` line of every request is written there directly (see logRequestCompleted).
  */
-const requestLines = new WeakMap<Logger, { destination: DestinationStream; base: string }>();
+const requestLines = new WeakMap<Logger, { lines: RequestLineBatch; base: string }>();
+
+/** Batches that hold lines not yet handed to their destination. */
+const unwritten = new Set<RequestLineBatch>();
+let flushOnExit = false;
+
+/** Hands every batched request line to its destination now (tests that read the lines at once). */
+export function flushRequestLines(): void {
+  unwritten.forEach((batch) => batch.write());
+}
+
+/**
+ * The request lines of one event-loop turn, handed to the destination together at its end. One
+ * write per line cost the destination (sonic-boom) a scan of everything it held unwritten on each
+ * call, and an asynchronous write of its own as often as the previous one had finished: ~20 µs of
+ * a cached list request that takes ~65 (docs/benchmarks.md). A line is therefore at most one turn
+ * late; lines logged otherwise during that turn may come before it. On exit the batch is handed
+ * over before pino flushes its destination, so no line is lost on a normal exit.
+ */
+class RequestLineBatch {
+  private pending = '';
+
+  constructor(private readonly destination: DestinationStream) {}
+
+  add(line: string): void {
+    if (this.pending === '') {
+      setImmediate(this.write);
+      unwritten.add(this);
+      if (!flushOnExit) {
+        flushOnExit = true;
+        // Before pino's own handler (registered when its destination was made), which flushes it.
+        process.prependListener('exit', () => unwritten.forEach((batch) => batch.writeOnExit()));
+      }
+    }
+    this.pending += line;
+  }
+
+  readonly write = (): void => {
+    if (this.pending === '') return;
+    const lines = this.pending;
+    this.pending = '';
+    unwritten.delete(this);
+    this.destination.write(lines);
+  };
+
+  writeOnExit(): void {
+    try {
+      this.write();
+    } catch {
+      // A destination already ended (pino ends its own once the loop has run dry) takes no more lines.
+    }
+  }
+}
 
 /**
  * Nest's LoggerService on top of the root logger (nestjs-pino): every `new Logger(context)` of
@@ -155,6 +207,8 @@ export interface CompletedRequest {
   method: string;
   /** the raw URL: it is redacted here */
   url: string;
+  /** `redactUrl(url)`, when the caller keeps it */
+  loggedUrl?: string;
   statusCode: number;
   elapsedMs: number;
 }
@@ -165,7 +219,7 @@ export function logRequestCompleted(root: Logger, completed: CompletedRequest): 
   const level = statusCode >= 500 ? 'error' : 'info';
   if (!root.isLevelEnabled(level)) return;
   const durationMs = Math.round(completed.elapsedMs * 10) / 10;
-  const url = redactUrl(completed.url);
+  const url = completed.loggedUrl ?? redactUrl(completed.url);
   const direct = requestLines.get(root);
   if (direct === undefined) {
     root[level]({ requestId, req: { method, url }, res: { statusCode }, durationMs }, 'request completed');
@@ -175,7 +229,7 @@ export function logRequestCompleted(root: Logger, completed: CompletedRequest): 
   // redaction, hooks and serializer cost ~25 µs, a third of a cached list request. Nothing in it
   // needs redacting: the id is plain characters (requestIdFrom), the URL is redacted above, the
   // rest are numbers and the method.
-  direct.destination.write(
+  direct.lines.add(
     `{"level":"${level}"${isoTimeOfMillisecond()}${direct.base},"requestId":${JSON.stringify(requestId)},"req":{"method":${JSON.stringify(method)},"url":${JSON.stringify(url)}},"res":{"statusCode":${statusCode}},"durationMs":${durationMs},"msg":"request completed"}\n`,
   );
 }
