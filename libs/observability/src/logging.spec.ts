@@ -84,25 +84,30 @@ describe('request logging', () => {
     }
   });
 
-  it('hands the request lines of one event-loop turn to the destination in one write, at the end of the turn', async () => {
+  it('hands request lines to the destination together, 10 ms after the first or at once past 64 KiB', async () => {
     const writes: string[] = [];
     const destination = new Writable({ write: (chunk, _encoding, done) => (writes.push(chunk.toString()), done()) });
     const root = createLogger({ level: 'info', name: 'test', destination });
     const completed = (n: number) => ({ requestId: `req-${n}`, method: 'GET', url: `/api/v1/quotes?n=${n}`, statusCode: 200, elapsedMs: 1 });
     logRequestCompleted(root, completed(1));
     logRequestCompleted(root, { ...completed(2), url: '/q/qt_SECRET1', loggedUrl: '/q/[redacted]' });
-    expect(writes).toEqual([]);
     await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
     expect(writes).toHaveLength(1);
     const lines = writes[0].split('\n').filter(Boolean).map((line) => JSON.parse(line));
     expect(lines.map((line) => [line.requestId, line.req.url])).toEqual([
       ['req-1', '/api/v1/quotes?n=1'],
       ['req-2', '/q/[redacted]'],
     ]);
-    logRequestCompleted(root, completed(3));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(writes).toHaveLength(2);
-    expect(JSON.parse(writes[1]).requestId).toBe('req-3');
+
+    // ~220 characters a line: the 64 KiB limit is reached within 400 lines, and written at once.
+    for (let n = 3; n < 403; n++) logRequestCompleted(root, completed(n));
+    expect(writes.length).toBe(2);
+    expect(writes[1].length).toBeGreaterThanOrEqual(64 * 1024);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const all = writes.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line).requestId);
+    expect(all).toEqual(Array.from({ length: 402 }, (_, i) => `req-${i + 1}`));
   });
 
   it('writes the batched request lines before the process exits', () => {

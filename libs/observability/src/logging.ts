@@ -103,13 +103,20 @@ export function flushRequestLines(): void {
   unwritten.forEach((batch) => batch.write());
 }
 
+/** How long a request line may wait for others before the batch is written. */
+const REQUEST_LINES_DELAY_MS = 10;
+/** A batch this large is written at once. */
+const REQUEST_LINES_MAX_CHARS = 64 * 1024;
+
 /**
- * The request lines of one event-loop turn, handed to the destination together at its end. One
- * write per line cost the destination (sonic-boom) a scan of everything it held unwritten on each
- * call, and an asynchronous write of its own as often as the previous one had finished: ~20 µs of
- * a cached list request that takes ~65 (docs/benchmarks.md). A line is therefore at most one turn
- * late; lines logged otherwise during that turn may come before it. On exit the batch is handed
- * over before pino flushes its destination, so no line is lost on a normal exit.
+ * Request lines, handed to the destination together: at most 10 ms after the first of them, or
+ * at once when 64 KiB are waiting. One write per line cost the destination (sonic-boom) a scan of
+ * everything it held unwritten on each call, and an asynchronous write of its own as often as the
+ * previous one had finished: ~20 µs of a kept list request that took ~65 (docs/benchmarks.md).
+ * Lines logged otherwise in the meantime may therefore come before a request line, which carries
+ * its own time. On a normal exit the batch is handed over before pino flushes its destination; a
+ * process killed outright loses the lines of its last 10 ms, as it loses what pino's destination
+ * held unwritten (docs/decisions/observability.md).
  */
 class RequestLineBatch {
   private pending = '';
@@ -118,7 +125,7 @@ class RequestLineBatch {
 
   add(line: string): void {
     if (this.pending === '') {
-      setImmediate(this.write);
+      setTimeout(this.write, REQUEST_LINES_DELAY_MS);
       unwritten.add(this);
       if (!flushOnExit) {
         flushOnExit = true;
@@ -127,6 +134,7 @@ class RequestLineBatch {
       }
     }
     this.pending += line;
+    if (this.pending.length >= REQUEST_LINES_MAX_CHARS) this.write();
   }
 
   readonly write = (): void => {
