@@ -70,6 +70,15 @@ describe('hostile input', () => {
     }
   });
 
+  it('a prototype-pollution key in valid JSON is a validation error naming the key, on every write endpoint', async () => {
+    const payload = '{"email":"a@example.com","__proto__":{"admin":true},"lineItems":[{"constructor":{"prototype":{"admin":true}}}]}';
+    for (const target of targets()) {
+      const response = await app.request(target.method, target.url, { token: org.apiKey, payload, headers: { 'content-type': 'application/json' } });
+      expect([target.url, response.status, response.body.error.code]).toEqual([target.url, 422, 'validation_error']);
+      expect(response.body.error.details.fields.map((field: { path: string }) => field.path)).toEqual(['__proto__', 'lineItems[0].constructor.prototype']);
+    }
+  });
+
   it('script in free text stays inert: stored and returned as plain text', async () => {
     const response = await app.request('PATCH', `/api/v1/contacts/${contactId}`, { token: org.apiKey, body: { name: '<script>alert(1)</script>Eve<img src=x onerror=alert(2)>' } });
     expect(response.status).toBe(200);

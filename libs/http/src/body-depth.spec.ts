@@ -1,4 +1,4 @@
-import { jsonDepth } from './body-depth';
+import { forbiddenKeyPaths, jsonDepth } from './body-depth';
 
 describe('jsonDepth', () => {
   it('counts objects and arrays, not scalars', () => {
@@ -13,5 +13,17 @@ describe('jsonDepth', () => {
     const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000));
     expect(jsonDepth(deep)).toBe(100_000);
     expect(jsonDepth(deep, 32)).toBe(33);
+  });
+});
+
+describe('forbiddenKeyPaths', () => {
+  it('finds __proto__ and constructor.prototype keys at any depth, with their field paths', () => {
+    const text = '{"email":"a@example.com","__proto__":{"admin":true},"lineItems":[{"x":1},{"constructor":{"prototype":{"admin":true}}}],"constructor":"plain"}';
+    expect(forbiddenKeyPaths(text)).toEqual(['__proto__', 'lineItems[1].constructor.prototype']);
+  });
+
+  it('finds none in ordinary JSON, and none in text that is not JSON', () => {
+    expect(forbiddenKeyPaths('{"constructor":{"name":"x"},"proto":1,"items":[{"__proto":2}]}')).toEqual([]);
+    expect(forbiddenKeyPaths('{"__proto__":')).toEqual([]);
   });
 });

@@ -20,6 +20,37 @@ export function jsonDepth(value: unknown, limit = Number.POSITIVE_INFINITY): num
 }
 
 /**
+ * Where a JSON text has the keys that Fastify's parser refuses as prototype poisoning: `__proto__`,
+ * and `constructor` holding `prototype`. Field paths as validation gives them
+ * (`lineItems[0].__proto__`); empty when the text is not JSON or has none. Walked without recursion.
+ */
+export function forbiddenKeyPaths(text: string): string[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const found: string[] = [];
+  const pending: Array<[unknown, string]> = [[value, '']];
+  while (pending.length > 0) {
+    const [current, path] = pending.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (Array.isArray(current)) {
+      current.forEach((item, i) => pending.push([item, `${path}[${i}]`]));
+      continue;
+    }
+    for (const [key, child] of Object.entries(current)) {
+      const childPath = path === '' ? key : `${path}.${key}`;
+      if (key === '__proto__') found.push(childPath);
+      else if (key === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype')) found.push(`${childPath}.prototype`);
+      else pending.push([child, childPath]);
+    }
+  }
+  return found.sort();
+}
+
+/**
  * Every JSON body of this API is an object. Refuses any other JSON value (`null`, a string, an
  * array) with 422, and bodies nested deeper than MAX_BODY_DEPTH with 400 before validation walks
  * them (validators and transformers recurse, and a 10,000-deep array would overflow their stack).

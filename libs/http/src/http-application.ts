@@ -3,8 +3,9 @@ import type { Duplex } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ValidationFailed } from '@lib/shared';
 import { CredentialResolver } from './auth';
-import { registerBodyShapeChecks } from './body-depth';
+import { forbiddenKeyPaths, registerBodyShapeChecks } from './body-depth';
 import { ErrorEnvelopeFilter, errorBody, toErrorResponse } from './error-envelope.filter';
 import { IdempotencyStore, registerIdempotency } from './idempotency';
 import { EarlyListAnswers, ListResponses, type EarlyListAnswerServices } from './list-responses';
@@ -91,11 +92,17 @@ export function configureHttpApplication(
   const fastify = app.getHttpAdapter().getInstance();
   // JSON bodies as Fastify parses them (prototype-poisoning keys refused), except that an empty
   // body is no body: clients that send `Content-Type: application/json` on every POST must not
-  // get 400 on one that takes none, or whose body is optional.
+  // get 400 on one that takes none, or whose body is optional. A refused key is a field of a
+  // valid JSON body: 422 with its path, not 400 invalid_json as Fastify reports it.
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   app.useBodyParser<Server>('application/json', { bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
     if (body.length === 0) return done(null, undefined);
-    parseJson(request, body.toString('utf8'), done);
+    const text = body.toString('utf8');
+    parseJson(request, text, (error, value) => {
+      if (error === null) return done(null, value);
+      const forbidden = forbiddenKeyPaths(text);
+      done(forbidden.length === 0 ? error : new ValidationFailed(forbidden.map((path) => ({ path, message: 'this key is not accepted' }))), undefined);
+    });
   });
   registerBodyShapeChecks(fastify);
   registerRequestAuthentication(fastify, app.get(CredentialResolver), app.get(RateLimiter), options.limits);
