@@ -14,9 +14,7 @@ COPY bench bench
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
-# The V8 options of every product process, as `npm start` gives them (docs/decisions/platform.md).
-ENV NODE_OPTIONS=--max-semi-space-size=64 \
-    NODE_ENV=production \
+ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/data

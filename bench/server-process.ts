@@ -11,15 +11,8 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/**
- * The V8 options every product process runs with, as `npm start` (package.json) and the image
- * (Dockerfile, NODE_OPTIONS) start them: a young generation of 64 MiB semi-spaces
- * (docs/decisions/platform.md).
- */
-export const PRODUCT_NODE_ARGS = ['--max-semi-space-size=64'];
-
 export interface StartOptions {
-  /** node's own options after PRODUCT_NODE_ARGS, before the script (preloads, --cpu-prof) */
+  /** node's own options, before the script (preloads, --cpu-prof) */
   nodeArgs?: string[];
   /** what stop() sends; SIGKILL follows if the process has not exited 30 s later */
   stopSignal?: NodeJS.Signals;
@@ -35,7 +28,7 @@ export async function startProcess(script: string, args: string[], env: Record<s
   const logDir = mkdtempSync(join(tmpdir(), 'bench-log-'));
   const logFile = join(logDir, 'stdout.log');
   const log = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...PRODUCT_NODE_ARGS, ...(options.nodeArgs ?? []), script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit'] });
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit'] });
   closeSync(log);
   const output = () => readFileSync(logFile, 'utf8').slice(-16_384);
   const removeLog = () => rmSync(logDir, { recursive: true, force: true });

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { EventStoreDbEventStore } from '@lib/event-store/eventstoredb-event-store';
 import { loadConfig } from '@lib/shared';
-import { PRODUCT_NODE_ARGS } from '../bench/server-process';
 
 /**
  * Docker is not available where the tests run, so `docker compose up` is not exercised here.
@@ -98,16 +97,6 @@ describe('Dockerfile', () => {
     const final = stages[stages.length - 1];
     expect(final).toMatch(/^USER (?!root\b|0\b)\S+/m);
     expect(final).toMatch(/COPY --from=\w+ .*\/app\/dist dist/);
-  });
-
-  it('runs every process with the V8 options that npm start and the benchmarks give the product', () => {
-    const final = stages[stages.length - 1];
-    const nodeOptions = /^ENV NODE_OPTIONS=(\S+)/m.exec(final)?.[1];
-    expect(nodeOptions?.split(' ')).toEqual(PRODUCT_NODE_ARGS);
-    const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    for (const name of ['start', 'start:gateway', 'start:projector', 'start:outbox']) {
-      expect([name, scripts[name]]).toEqual([name, expect.stringContaining(`node ${PRODUCT_NODE_ARGS.join(' ')} dist/apps/`)]);
-    }
   });
 
   it('keeps dependencies and build output of the host out of the build context', () => {
