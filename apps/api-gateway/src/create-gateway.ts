@@ -38,11 +38,12 @@ export async function createGatewayApp(config: AppConfig, options: GatewayOption
       requestId,
       answered: (raw, id, page, statusCode, elapsedMs) => {
         const url = raw.url ?? '';
+        const method = raw.method ?? 'GET';
         // A kept page answers one URL: its redacted form is worked out once.
         let loggedUrl = loggedUrls.get(page);
         if (loggedUrl === undefined) loggedUrls.set(page, (loggedUrl = redactUrl(url)));
-        logRequestCompleted(root, { requestId: id, method: raw.method ?? 'GET', url, loggedUrl, statusCode, elapsedMs });
-        metrics.countRequest(raw.method ?? 'GET', page.route, statusCode, elapsedMs);
+        logRequestCompleted(root, { requestId: id, method, url, loggedUrl, statusCode, elapsedMs });
+        metrics.countRequest(method, page.route, statusCode, elapsedMs);
       },
     },
   });

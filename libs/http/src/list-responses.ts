@@ -74,8 +74,8 @@ export interface EarlyListAnswerServices {
 
 /**
  * Answers repeated list GETs of the external API from ListResponses as they arrive at the HTTP
- * server, before Fastify builds its request: a cached page then costs 71–77 µs of CPU instead of
- * 86–94 µs through the framework (docs/benchmarks.md). Everything the framework's path would do for
+ * server, before Fastify builds its request, which saves the framework's request pipeline on
+ * each (measured in docs/benchmarks.md, fourth round). Everything the framework's path would do for
  * such a request is done here with the same services: the key is resolved and checked as
  * ApiKeyGuard checks it, the hit is counted against the key's rate limit, the response carries
  * the same headers, and it is logged and measured under its route. Anything else (another

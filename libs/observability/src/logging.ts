@@ -120,12 +120,13 @@ const REQUEST_LINES_MAX_CHARS = 64 * 1024;
  */
 class RequestLineBatch {
   private pending = '';
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly destination: DestinationStream) {}
 
   add(line: string): void {
     if (this.pending === '') {
-      setTimeout(this.write, REQUEST_LINES_DELAY_MS);
+      this.timer = setTimeout(this.write, REQUEST_LINES_DELAY_MS);
       unwritten.add(this);
       if (!flushOnExit) {
         flushOnExit = true;
@@ -138,6 +139,8 @@ class RequestLineBatch {
   }
 
   readonly write = (): void => {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     if (this.pending === '') return;
     const lines = this.pending;
     this.pending = '';

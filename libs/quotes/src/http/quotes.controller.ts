@@ -90,7 +90,7 @@ export class QuotesController {
     const page = await this.queries.list({ organizationId: caller.organizationId, status: query.status, submissionId: query.submissionId, limit: pageLimit(query), cursor: query.cursor });
     const body = pageJson(page);
     // Until the quotes read model changes, the same URL is answered with this body (ListResponses).
-    this.listResponses.remember(caller.organizationId, request.url, request.routeOptions.url ?? request.url.split('?', 1)[0], token, () => this.queries.listChangeToken(), body);
+    this.listResponses.remember(caller.organizationId, request.url, request.routeOptions.url ?? 'unmatched', token, () => this.queries.listChangeToken(), body);
     reply.type('application/json; charset=utf-8');
     return body;
   }
