@@ -163,8 +163,14 @@ export class ActiveProjectionReadStore extends ReadStore {
     if (performance.now() - this.loadedAt >= this.refreshMs) return null;
     const physical = this.names.get(collection) ?? collection;
     const token = this.engine.changeToken(physical);
-    return token === null ? null : `${physical}:${token}`;
+    if (token === null) return null;
+    // The same string while the engine's token is the same one: nothing allocated per request.
+    let kept = this.tokens.get(physical);
+    if (kept?.engineToken !== token) this.tokens.set(physical, (kept = { engineToken: token, token: `${physical}:${token}` }));
+    return kept.token;
   }
+
+  private readonly tokens = new Map<string, { engineToken: string; token: string }>();
 }
 
 /** The physical store behind a read store (itself when it resolves no pointers). */

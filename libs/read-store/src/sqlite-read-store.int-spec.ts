@@ -82,11 +82,15 @@ describe('SqliteReadStore on a file', () => {
       await gateway.get('quotes_v1', 'a');
       await gateway.findJson('quotes_v1', 'item', { sort: [{ field: 'id', direction: 'asc' }], limit: 5 });
       expect(read()).toEqual(before);
+      expect(header.matches(before)).toBe(true);
       await projector.upsert([{ collection: 'quotes_v1', document: { id: 'a', n: 1 } }]);
       const afterOther = read();
       expect(afterOther).not.toEqual(before);
+      expect(header.matches(before)).toBe(false);
+      expect(header.matches(afterOther)).toBe(true);
       await gateway.upsert([{ collection: 'sessions_v1', document: { id: 's', n: 1 } }]);
       expect(read()).not.toEqual(afterOther);
+      expect(header.matches(afterOther)).toBe(false);
     } finally {
       header.close();
       await gateway.close();

@@ -68,6 +68,8 @@ export class SqliteReadStore extends ReadStore {
   private readonly walIndex: WalIndexHeader | null;
   /** `data_version` as last read, and the WAL-index header read just before it */
   private lastDataVersion: { value: number; header: Buffer } | null = null;
+  /** The last token given per collection: the same string while nothing changed, so a request allocates none and compares by identity. */
+  private readonly tokens = new Map<string, { table: string; version: number; writes: number; token: string }>();
   private readonly tx: ReadStoreTransaction = {
     get: <T extends ReadDocument>(collection: string, id: string) => this.getNow<T>(collection, id),
     upsert: (writes) => this.upsertNow(writes),
@@ -92,7 +94,16 @@ export class SqliteReadStore extends ReadStore {
    * transaction that rolls back count as well, which costs a needless re-read at most.
    */
   override changeToken(collection: string): string {
-    return `${this.currentDataVersion()}:${this.writesByTable.get(tableName(collection)) ?? 0}`;
+    const version = this.currentDataVersion();
+    let kept = this.tokens.get(collection);
+    if (kept === undefined) this.tokens.set(collection, (kept = { table: tableName(collection), version: -1, writes: -1, token: '' }));
+    const writes = this.writesByTable.get(kept.table) ?? 0;
+    if (kept.version !== version || kept.writes !== writes) {
+      kept.version = version;
+      kept.writes = writes;
+      kept.token = `${version}:${writes}`;
+    }
+    return kept.token;
   }
 
   /**
@@ -118,9 +129,9 @@ export class SqliteReadStore extends ReadStore {
    * which one read of the header (one system call) tells.
    */
   private readDataVersion(): number {
-    const header = this.walIndex?.read() ?? null;
     const last = this.lastDataVersion;
-    if (header !== null && last !== null && header.equals(last.header)) return last.value;
+    if (last !== null && this.walIndex?.matches(last.header)) return last.value;
+    const header = this.walIndex?.read() ?? null;
     // Read after the header: a commit in between only makes the next check read again.
     const value = this.dataVersion.get() as number;
     this.lastDataVersion = header === null ? null : { value, header: Buffer.from(header) };
@@ -513,14 +524,23 @@ export class WalIndexHeader {
 
   /** The header, or null while the two copies differ or the file cannot be read. Valid until the next read. */
   read(): Buffer | null {
-    if (this.fd === null) return null;
+    return this.readBoth() ? this.both.subarray(0, WAL_INDEX_HEADER_BYTES) : null;
+  }
+
+  /** Whether the header now is `previous` (a copy of what `read` gave); false when it cannot be read. Allocates nothing: it runs on every request. */
+  matches(previous: Buffer): boolean {
+    return this.readBoth() && this.both.compare(previous, 0, WAL_INDEX_HEADER_BYTES, 0, WAL_INDEX_HEADER_BYTES) === 0;
+  }
+
+  /** Reads both copies; true when they agree. */
+  private readBoth(): boolean {
+    if (this.fd === null) return false;
     try {
-      if (readSync(this.fd, this.both, 0, this.both.length, 0) !== this.both.length) return null;
+      if (readSync(this.fd, this.both, 0, this.both.length, 0) !== this.both.length) return false;
     } catch {
-      return null;
+      return false;
     }
-    const first = this.both.subarray(0, WAL_INDEX_HEADER_BYTES);
-    return first.equals(this.both.subarray(WAL_INDEX_HEADER_BYTES)) ? first : null;
+    return this.both.compare(this.both, WAL_INDEX_HEADER_BYTES, 2 * WAL_INDEX_HEADER_BYTES, 0, WAL_INDEX_HEADER_BYTES) === 0;
   }
 
   close(): void {

@@ -74,8 +74,15 @@ export class OrganizationCredentialResolver extends CredentialResolver {
   private changeToken(): string | null {
     const keys = this.reads.changeToken(API_KEYS);
     const organizations = this.reads.changeToken(ORGANIZATIONS);
-    return keys === null || organizations === null ? null : `${keys}|${organizations}`;
+    if (keys === null || organizations === null) return null;
+    // The same string while both are the same: read on every request, it then allocates nothing.
+    const last = this.lastToken;
+    if (last.keys === keys && last.organizations === organizations) return last.token;
+    this.lastToken = { keys, organizations, token: `${keys}|${organizations}` };
+    return this.lastToken.token;
   }
+
+  private lastToken = { keys: '', organizations: '', token: '' };
 
   isAdminToken(token: string): boolean {
     return !!this.config.adminToken && constantTimeEquals(token, this.config.adminToken);
