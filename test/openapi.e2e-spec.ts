@@ -1,5 +1,8 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
+import { QuoteFixtures } from './quotes-fixtures';
 import { TestApp } from './support/test-app';
 
 describe('GET /openapi.yaml', () => {
@@ -61,5 +64,29 @@ describe('GET /openapi.yaml', () => {
     const organization = document.paths['/api/v1/organization'].get.responses['200'].content['application/json'].schema;
     const fields = Object.keys(document.components.schemas[organization.$ref.split('/').pop()].properties);
     expect(fields.sort()).toEqual(['currency', 'externalPricingEnabled', 'id', 'locale', 'name', 'plan', 'slug', 'unitSystem']);
+  });
+
+  it('describes the nulls the API answers with so that a strict OpenAPI 3.0 validator accepts them (nullable only beside type, never around a $ref)', async () => {
+    const fixtures = new QuoteFixtures(app);
+    const org = await fixtures.organization();
+    const submissionId = await fixtures.submission(org);
+    // Ajv applies OpenAPI 3.0's `nullable` (null allowed where `type` is), and every other keyword as written.
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema(structuredClone(document), 'openapi.yaml');
+    const errorsOf = (path: string, body: unknown) => {
+      const schema = document.paths[path].get.responses['200'].content['application/json'].schema;
+      const validate = ajv.compile({ $ref: `openapi.yaml${schema.$ref}` });
+      return validate(body) ? [] : validate.errors;
+    };
+
+    const submission = await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: org.apiKey });
+    expect(submission.body.externalPricing).toBeNull(); // no partner priced it: a nullable reference
+    expect(submission.body.latestQuoteId).toBeNull();
+    expect(errorsOf('/api/v1/submissions/{submissionId}', submission.body)).toEqual([]);
+    const quoteId = await fixtures.createQuote(org, submissionId);
+    expect(errorsOf('/api/v1/quotes/{quoteId}', await fixtures.quote(org, quoteId))).toEqual([]);
+    const pricedLater = await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: org.apiKey });
+    expect(errorsOf('/api/v1/submissions/{submissionId}', { ...pricedLater.body, externalPricing: { not: 'a frozen pricing' } })).not.toEqual([]);
   });
 });

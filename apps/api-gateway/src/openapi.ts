@@ -93,6 +93,26 @@ function addCommonHeaders(document: OpenAPIObject): void {
 }
 
 /** The machine-readable API description, generated from the controllers and DTOs. */
+/**
+ * A nullable property whose type is another schema comes out of @nestjs/swagger as
+ * `{ nullable: true, type: object, allOf: [$ref] }`. OpenAPI 3.0.3 says `nullable` only widens
+ * the `type` beside it, so a strict validator still applies the referenced schema to a null and
+ * refuses it. Such a property becomes `anyOf: [$ref, a schema that admits only null]`.
+ */
+function nullableReferences(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(nullableReferences);
+  if (node === null || typeof node !== 'object') return;
+  const schema = node as Record<string, unknown>;
+  const allOf = schema.allOf;
+  if (schema.nullable === true && Array.isArray(allOf) && allOf.length === 1) {
+    delete schema.nullable;
+    delete schema.type;
+    delete schema.allOf;
+    schema.anyOf = [allOf[0], { type: 'object', nullable: true, enum: [null] }];
+  }
+  Object.values(schema).forEach(nullableReferences);
+}
+
 export function buildOpenApiDocument(app: NestFastifyApplication, publicBaseUrl: string): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Quoting and Live-Pricing Service')
@@ -109,6 +129,7 @@ export function buildOpenApiDocument(app: NestFastifyApplication, publicBaseUrl:
   document.components.schemas = { ...document.components.schemas, ErrorEnvelope: ERROR_ENVELOPE as never };
   addCommonErrors(document);
   addCommonHeaders(document);
+  nullableReferences(document.components?.schemas ?? {});
   return document;
 }
 
