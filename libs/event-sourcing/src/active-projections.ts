@@ -58,6 +58,8 @@ export class ActiveProjectionReadStore extends ReadStore {
   private pointers = new Map<string, ProjectionPointer>();
   private loadedAt = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | null = null;
+  /** The last token given per physical collection, with the engine's token it was made from. */
+  private readonly tokens = new Map<string, { engineToken: string; token: string }>();
 
   constructor(
     /** the adapter itself, named by physical collection names (what a rebuild writes and drops) */
@@ -84,6 +86,9 @@ export class ActiveProjectionReadStore extends ReadStore {
         }
         this.pointers = pointers;
         this.names = names;
+        // Tokens of generations no longer live (dropped after a rebuild) are not asked for again.
+        const live = new Set(names.values());
+        for (const physical of this.tokens.keys()) if (!live.has(physical)) this.tokens.delete(physical);
         this.loadedAt = performance.now();
       })
       .finally(() => {
@@ -169,8 +174,6 @@ export class ActiveProjectionReadStore extends ReadStore {
     if (kept?.engineToken !== token) this.tokens.set(physical, (kept = { engineToken: token, token: `${physical}:${token}` }));
     return kept.token;
   }
-
-  private readonly tokens = new Map<string, { engineToken: string; token: string }>();
 }
 
 /** The physical store behind a read store (itself when it resolves no pointers). */

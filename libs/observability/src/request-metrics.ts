@@ -24,11 +24,12 @@ export interface ScrapedMetric {
 
 /**
  * `http_requests_total` and `http_request_duration_seconds` for prom-client's registry, counted
- * without allocating. prom-client builds a string key from the label set of every observation
- * and allocates the label objects, which made counting a request cost as much as routing it on
- * the gateway's cheapest path; here a request is two map lookups by strings the router already
- * holds, and an increment. The samples are the ones prom-client's Counter and Histogram give
- * (same names, labels, order and cumulative buckets), built when /metrics is scraped.
+ * without allocating once a route, method and status have been seen. prom-client builds a key
+ * string from the label object of every `inc` and `observe`: ~6 % of the bytes a kept list
+ * request allocated, and 3–4 % of its time. Here a request is two map lookups by strings the
+ * router already holds, and increments. When /metrics is scraped, the registry gets the samples
+ * prom-client's Counter and Histogram would give (names, labels, cumulative buckets, `_sum` and
+ * `_count`), grouped by route.
  */
 export class RequestMetrics {
   private readonly routes = new Map<string, Map<string, RouteCounts>>();
@@ -48,43 +49,31 @@ export class RequestMetrics {
   }
 
   requestsMetric(name: string, help: string): ScrapedMetric {
-    return {
-      name,
-      help,
-      type: 'counter',
-      aggregator: 'sum',
-      get: async () => {
-        const values: Sample[] = [];
-        for (const [route, methods] of this.routes)
-          for (const [method, counts] of methods)
-            for (const [status, value] of counts.byStatus) values.push({ labels: { method, route, status }, value });
-        return { name, help, type: 'counter', aggregator: 'sum', values };
-      },
-    };
+    return scraped(name, help, 'counter', () => {
+      const values: Sample[] = [];
+      for (const [route, methods] of this.routes)
+        for (const [method, counts] of methods)
+          for (const [status, value] of counts.byStatus) values.push({ labels: { method, route, status }, value });
+      return values;
+    });
   }
 
   durationMetric(name: string, help: string): ScrapedMetric {
-    return {
-      name,
-      help,
-      type: 'histogram',
-      aggregator: 'sum',
-      get: async () => {
-        const values: Sample[] = [];
-        for (const [route, methods] of this.routes)
-          for (const [method, counts] of methods) {
-            let cumulative = 0;
-            counts.buckets.forEach((inBucket, i) => {
-              cumulative += inBucket;
-              values.push({ metricName: `${name}_bucket`, labels: { le: this.upperBounds[i], method, route }, value: cumulative });
-            });
-            values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', method, route }, value: counts.count });
-            values.push({ metricName: `${name}_sum`, labels: { method, route }, value: counts.sum });
-            values.push({ metricName: `${name}_count`, labels: { method, route }, value: counts.count });
-          }
-        return { name, help, type: 'histogram', aggregator: 'sum', values };
-      },
-    };
+    return scraped(name, help, 'histogram', () => {
+      const values: Sample[] = [];
+      for (const [route, methods] of this.routes)
+        for (const [method, counts] of methods) {
+          let cumulative = 0;
+          counts.buckets.forEach((inBucket, i) => {
+            cumulative += inBucket;
+            values.push({ metricName: `${name}_bucket`, labels: { le: this.upperBounds[i], method, route }, value: cumulative });
+          });
+          values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', method, route }, value: counts.count });
+          values.push({ metricName: `${name}_sum`, labels: { method, route }, value: counts.sum });
+          values.push({ metricName: `${name}_count`, labels: { method, route }, value: counts.count });
+        }
+      return values;
+    });
   }
 
   /** The first bucket whose upper bound is at least `seconds` (prom-client's `le` is inclusive); past the last, the +Inf bucket. */
@@ -94,4 +83,8 @@ export class RequestMetrics {
     while (i < bounds.length && seconds > bounds[i]) i++;
     return i;
   }
+}
+
+function scraped(name: string, help: string, type: ScrapedMetric['type'], samples: () => Sample[]): ScrapedMetric {
+  return { name, help, type, aggregator: 'sum', get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }) };
 }

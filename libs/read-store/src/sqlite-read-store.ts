@@ -266,6 +266,7 @@ export class SqliteReadStore extends ReadStore {
     this.db.exec(`DROP TABLE IF EXISTS "${table}"`);
     this.wrote(table);
     this.forget(collection);
+    this.tokens.delete(collection);
   }
 
   async listCollections(): Promise<string[]> {

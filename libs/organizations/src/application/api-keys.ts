@@ -36,6 +36,8 @@ const RESOLVED_KEYS_KEPT = 10_000;
 @Injectable()
 export class OrganizationCredentialResolver extends CredentialResolver {
   private readonly resolved = new LruMap<string, { identity: ApiKeyIdentity; token: string }>(RESOLVED_KEYS_KEPT);
+  /** The last combined change token, with the two it was made from. */
+  private lastToken = { keys: '', organizations: '', token: '' };
 
   constructor(
     private readonly reads: ReadStore,
@@ -81,8 +83,6 @@ export class OrganizationCredentialResolver extends CredentialResolver {
     this.lastToken = { keys, organizations, token: `${keys}|${organizations}` };
     return this.lastToken.token;
   }
-
-  private lastToken = { keys: '', organizations: '', token: '' };
 
   isAdminToken(token: string): boolean {
     return !!this.config.adminToken && constantTimeEquals(token, this.config.adminToken);
