@@ -1,3 +1,5 @@
+// First: V8 options that must be in place before anything is allocated.
+import '@lib/runtime/heap-tuning';
 import 'reflect-metadata';
 import { prepareRuntime } from '@lib/bootstrap';
 import { createLogger, stopOnSignals } from '@lib/observability';
