@@ -92,7 +92,6 @@ function addCommonHeaders(document: OpenAPIObject): void {
   }
 }
 
-/** The machine-readable API description, generated from the controllers and DTOs. */
 /**
  * A nullable property whose type is another schema comes out of @nestjs/swagger as
  * `{ nullable: true, type: object, allOf: [$ref] }`. OpenAPI 3.0.3 says `nullable` only widens
@@ -113,6 +112,7 @@ function nullableReferences(node: unknown): void {
   Object.values(schema).forEach(nullableReferences);
 }
 
+/** The machine-readable API description, generated from the controllers and DTOs. */
 export function buildOpenApiDocument(app: NestFastifyApplication, publicBaseUrl: string): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Quoting and Live-Pricing Service')

@@ -129,9 +129,12 @@ export class SqliteReadStore extends ReadStore {
    * which one read of the header (one system call) tells.
    */
   private readDataVersion(): number {
+    const walIndex = this.walIndex;
     const last = this.lastDataVersion;
-    if (last !== null && this.walIndex?.matches(last.header)) return last.value;
-    const header = this.walIndex?.read() ?? null;
+    if (walIndex !== null && last !== null && walIndex.matches(last.header)) return last.value;
+    // The header as `matches` has just read it (a write-heavy load misses on most requests: one
+    // system call, not two), or read now when there was nothing to compare it with.
+    const header = walIndex === null ? null : last === null ? walIndex.read() : walIndex.lastRead();
     // Read after the header: a commit in between only makes the next check read again.
     const value = this.dataVersion.get() as number;
     this.lastDataVersion = header === null ? null : { value, header: Buffer.from(header) };
@@ -511,6 +514,8 @@ const WAL_INDEX_HEADER_BYTES = 48;
  */
 export class WalIndexHeader {
   private readonly both = Buffer.alloc(2 * WAL_INDEX_HEADER_BYTES);
+  /** Whether the last read gave two copies that agree. */
+  private agreed = false;
 
   private constructor(private fd: number | null) {}
 
@@ -525,7 +530,13 @@ export class WalIndexHeader {
 
   /** The header, or null while the two copies differ or the file cannot be read. Valid until the next read. */
   read(): Buffer | null {
-    return this.readBoth() ? this.both.subarray(0, WAL_INDEX_HEADER_BYTES) : null;
+    this.readBoth();
+    return this.lastRead();
+  }
+
+  /** What the last `read` or `matches` read, as `read` gives it, without reading again. */
+  lastRead(): Buffer | null {
+    return this.agreed ? this.both.subarray(0, WAL_INDEX_HEADER_BYTES) : null;
   }
 
   /** Whether the header now is `previous` (a copy of what `read` gave); false when it cannot be read. Allocates nothing: it runs on every request. */
@@ -535,13 +546,15 @@ export class WalIndexHeader {
 
   /** Reads both copies; true when they agree. */
   private readBoth(): boolean {
+    this.agreed = false;
     if (this.fd === null) return false;
     try {
       if (readSync(this.fd, this.both, 0, this.both.length, 0) !== this.both.length) return false;
     } catch {
       return false;
     }
-    return this.both.compare(this.both, WAL_INDEX_HEADER_BYTES, 2 * WAL_INDEX_HEADER_BYTES, 0, WAL_INDEX_HEADER_BYTES) === 0;
+    this.agreed = this.both.compare(this.both, WAL_INDEX_HEADER_BYTES, 2 * WAL_INDEX_HEADER_BYTES, 0, WAL_INDEX_HEADER_BYTES) === 0;
+    return this.agreed;
   }
 
   close(): void {
