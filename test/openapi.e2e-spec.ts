@@ -86,6 +86,10 @@ describe('GET /openapi.yaml', () => {
     expect(errorsOf('/api/v1/submissions/{submissionId}', submission.body)).toEqual([]);
     const quoteId = await fixtures.createQuote(org, submissionId);
     expect(errorsOf('/api/v1/quotes/{quoteId}', await fixtures.quote(org, quoteId))).toEqual([]);
+    // A quote read before its PDF was armed (the outbox arms it a moment after the quote is stored): status null.
+    const quote = await fixtures.quote(org, quoteId);
+    expect(errorsOf('/api/v1/quotes/{quoteId}', { ...quote, pdf: { ...quote.pdf, status: null, url: null } })).toEqual([]);
+    expect(errorsOf('/api/v1/quotes/{quoteId}', { ...quote, pdf: { ...quote.pdf, status: 'lost' } })).not.toEqual([]);
     const pricedLater = await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: org.apiKey });
     expect(errorsOf('/api/v1/submissions/{submissionId}', { ...pricedLater.body, externalPricing: { not: 'a frozen pricing' } })).not.toEqual([]);
   });

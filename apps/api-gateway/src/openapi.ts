@@ -93,23 +93,26 @@ function addCommonHeaders(document: OpenAPIObject): void {
 }
 
 /**
- * A nullable property whose type is another schema comes out of @nestjs/swagger as
- * `{ nullable: true, type: object, allOf: [$ref] }`. OpenAPI 3.0.3 says `nullable` only widens
- * the `type` beside it, so a strict validator still applies the referenced schema to a null and
- * refuses it. Such a property becomes `anyOf: [$ref, a schema that admits only null]`.
+ * OpenAPI 3.0.3 says `nullable` only widens the `type` beside it; every other keyword still
+ * applies to a null, so a strict validator refuses nulls the API answers with where
+ * @nestjs/swagger writes:
+ * - `{ nullable: true, type: object, allOf: [$ref] }` for a nullable property typed by another
+ *   schema: it becomes `anyOf: [$ref, a schema that admits only null]`;
+ * - `{ nullable: true, enum: [...] }`: null joins the enum.
  */
-function nullableReferences(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(nullableReferences);
+function nullableSchemas(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(nullableSchemas);
   if (node === null || typeof node !== 'object') return;
   const schema = node as Record<string, unknown>;
-  const allOf = schema.allOf;
+  const { allOf, enum: values } = schema;
   if (schema.nullable === true && Array.isArray(allOf) && allOf.length === 1) {
     delete schema.nullable;
     delete schema.type;
     delete schema.allOf;
     schema.anyOf = [allOf[0], { type: 'object', nullable: true, enum: [null] }];
   }
-  Object.values(schema).forEach(nullableReferences);
+  if (schema.nullable === true && Array.isArray(values) && !values.includes(null)) schema.enum = [...values, null];
+  Object.values(schema).forEach(nullableSchemas);
 }
 
 /** The machine-readable API description, generated from the controllers and DTOs. */
@@ -129,7 +132,7 @@ export function buildOpenApiDocument(app: NestFastifyApplication, publicBaseUrl:
   document.components.schemas = { ...document.components.schemas, ErrorEnvelope: ERROR_ENVELOPE as never };
   addCommonErrors(document);
   addCommonHeaders(document);
-  nullableReferences(document.components?.schemas ?? {});
+  nullableSchemas(document.components?.schemas ?? {});
   return document;
 }
 
