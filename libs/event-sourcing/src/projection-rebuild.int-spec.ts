@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SqliteEventStore } from '@lib/event-store';
-import { SqliteReadStore } from '@lib/read-store';
-import { ActiveProjectionReadStore } from './active-projections';
+import { type BulkWriter, ReadStore, SqliteReadStore } from '@lib/read-store';
+import { ActiveProjectionReadStore, readPointers } from './active-projections';
 import type { Projection } from './projection';
 import { rebuildProjections } from './projection-rebuild';
 import { applyEvents, checkpointName } from './projection-runner';
@@ -81,5 +84,138 @@ describe('rebuildProjections', () => {
     expect(await reads.get('counts_v1', 'thing-1')).toMatchObject({ count: 10 });
     expect(await reads.get('counts_v2', 'thing-1')).toMatchObject({ count: 20 });
     expect(await engine.listCollections()).toEqual(['counts_v1_g1', 'counts_v2_g1', 'projection_pointers']);
+  });
+});
+
+/** Every event's position, in the order applied, per stream: a lost, repeated or reordered event shows. */
+const ledger: Projection = {
+  name: 'ledger',
+  version: 1,
+  collections: { ledgers: [] },
+  filter: { streamPrefixes: ['thing-'] },
+  async handle(event, context) {
+    const current = await context.get<{ id: string; positions: number[] }>('ledgers', event.streamId);
+    context.put('ledgers', { id: event.streamId, positions: [...(current?.positions ?? []), event.position] });
+  },
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Its writer takes 20 ms before it stores a page: the rebuild projects the next page meanwhile. */
+class SlowlyWrittenStore extends SqliteReadStore {
+  override openBulkWriter(): BulkWriter {
+    const writer = super.openBulkWriter();
+    return {
+      atomic: writer.atomic,
+      write: async (writes, checkpoints) => {
+        await sleep(20);
+        return writer.write(writes, checkpoints);
+      },
+      close: () => writer.close(),
+    };
+  }
+}
+
+/** Counts the writers it opened and closed. */
+class CountingWritersStore extends SqliteReadStore {
+  opened = 0;
+  closed = 0;
+  override openBulkWriter(): BulkWriter {
+    const writer = super.openBulkWriter();
+    this.opened += 1;
+    return {
+      atomic: writer.atomic,
+      write: (writes, checkpoints) => writer.write(writes, checkpoints),
+      close: async () => {
+        await writer.close();
+        this.closed += 1;
+      },
+    };
+  }
+}
+
+/** The port's default writer: checkpoints after the writes, not atomically with them. */
+class DefaultWriterStore extends SqliteReadStore {
+  override openBulkWriter(): BulkWriter {
+    return ReadStore.prototype.openBulkWriter.call(this);
+  }
+}
+
+describe('rebuildProjections into database files', () => {
+  const STREAMS = 5;
+  const EVENTS = 300;
+  let dir: string;
+  let events: SqliteEventStore;
+  let engine: SqliteReadStore;
+  const positionsOf = (stream: number) => Array.from({ length: EVENTS / STREAMS }, (_, i) => i * STREAMS + stream + 1);
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rebuild-'));
+    events = new SqliteEventStore({ file: join(dir, 'events.db') });
+    for (let i = 0; i < EVENTS; i++) await events.appendToStream(`thing-${i % STREAMS}`, [{ type: 'thing.v1.happened', data: {} }], 'any');
+  });
+
+  afterEach(async () => {
+    await engine.close();
+    await events.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['the store’s own writer, which stores each page on its thread while the next is projected', SqliteReadStore],
+    ['a writer slower than the projection, so each page reads what the page before wrote from memory', SlowlyWrittenStore],
+    ['the default writer, whose checkpoints are not atomic with the writes (no page projected ahead)', DefaultWriterStore],
+  ])('with %s, builds what applying every event in order builds', async (_writer, Store) => {
+    engine = new Store({ file: join(dir, 'read-models.db') });
+    // Pages of 7 events over 5 streams: every page reads documents the page before wrote.
+    const result = await rebuildProjections({ events, store: engine, projections: [ledger], batchSize: 7, switchGraceMs: 0 });
+    expect(result).toMatchObject({ position: EVENTS, events: EVENTS, projections: [{ name: 'ledger', from: 0, to: 1 }] });
+    for (let stream = 0; stream < STREAMS; stream++) {
+      expect(await engine.get('ledgers_v1_g1', `thing-${stream}`)).toMatchObject({ positions: positionsOf(stream) });
+    }
+    expect(await engine.getCheckpoint('projection:ledger:v1:g1')).toBe(EVENTS);
+  });
+
+  it('stores what came before a failing handler with its checkpoint, does not switch, and the next run continues from there', async () => {
+    engine = new SqliteReadStore({ file: join(dir, 'read-models.db') });
+    const failing: Projection = {
+      ...ledger,
+      async handle(event, context) {
+        if (event.position === 200) throw new Error('cannot apply');
+        await ledger.handle(event, context);
+      },
+    };
+    await expect(rebuildProjections({ events, store: engine, projections: [failing], batchSize: 7, switchGraceMs: 0 })).rejects.toMatchObject({
+      name: 'ProjectionFailed',
+      position: 200,
+      appliedUpTo: 199,
+    });
+    expect(await engine.getCheckpoint('projection:ledger:v1:g1')).toBe(199);
+    expect((await readPointers(engine)).size).toBe(0);
+    const stored = await engine.find<{ id: string; positions: number[] }>('ledgers_v1_g1', { sort: [], limit: STREAMS });
+    expect(stored.items.flatMap((ledger) => ledger.positions).sort((a, b) => a - b)).toEqual(Array.from({ length: 199 }, (_, i) => i + 1));
+
+    const resumed = await rebuildProjections({ events, store: engine, projections: [ledger], batchSize: 7, switchGraceMs: 0 });
+    expect(resumed).toMatchObject({ resumedFrom: 199, position: EVENTS, projections: [{ to: 1 }] });
+    for (let stream = 0; stream < STREAMS; stream++) {
+      expect(await engine.get('ledgers_v1_g1', `thing-${stream}`)).toMatchObject({ positions: positionsOf(stream) });
+    }
+  });
+
+  it('a progress report that throws stops the rebuild, which closes its writer (its thread would keep the process alive)', async () => {
+    const counting = new CountingWritersStore({ file: join(dir, 'read-models.db') });
+    engine = counting;
+    const stopping = rebuildProjections({
+      events,
+      store: engine,
+      projections: [ledger],
+      batchSize: 7,
+      onProgress: (progress) => {
+        if (progress.position > 0) throw new Error('stopped half-way');
+      },
+    });
+    await expect(stopping).rejects.toThrow('stopped half-way');
+    expect([counting.opened, counting.closed]).toEqual([1, 1]);
+    expect(await engine.getCheckpoint('projection:ledger:v1:g1')).toBe(7);
   });
 });

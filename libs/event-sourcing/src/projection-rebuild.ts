@@ -1,8 +1,8 @@
 import type { EventStore, RecordedEvent } from '@lib/event-store';
-import type { ReadStore } from '@lib/read-store';
+import type { Checkpoint, GuardedUpsert, ReadStore } from '@lib/read-store';
 import { engineOf, liveGeneration, pointerTo, PROJECTION_POINTERS, readPointers } from './active-projections';
 import { atGeneration, collectionName, type Projection } from './projection';
-import { applyEvents, checkpointName, matches } from './projection-runner';
+import { checkpointName, matches, projectEvents, type ProjectionFailed, type UnstoredDocuments } from './projection-runner';
 
 export interface RebuildProgress {
   /** global position the rebuild has applied up to */
@@ -73,7 +73,25 @@ async function dropGenerations(store: ReadStore, projection: Projection, keep: P
 interface Target {
   projection: Projection;
   checkpoint: string;
+  /** position up to which the target's writes are made (stored, or being stored) */
   position: number;
+  /** what the target wrote in the last page that concerned it, while that page may still be being stored */
+  unstored?: UnstoredDocuments;
+}
+
+/** One page of the log as the targets made it: their writes, and their checkpoints to save with them. */
+interface Page {
+  writes: GuardedUpsert[];
+  checkpoints: Checkpoint[];
+  last: number;
+  events: number;
+  failure: ProjectionFailed | null;
+}
+
+async function ensureIndexes(store: ReadStore, targets: Target[]): Promise<void> {
+  for (const { projection } of targets) {
+    for (const [collection, indexes] of Object.entries(projection.collections)) await store.ensureIndexes(collectionName(projection, collection), indexes);
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -86,11 +104,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * old generation to the new one, never seeing a half-built one. The rebuild keeps applying new
  * events for a grace period (until readers and the projector follow the pointer), then drops the
  * old generation. Only projection handlers run: a rebuild has no side effects.
+ *
+ * The pages go to the store's bulk writer. Where it saves each page with its checkpoints in one
+ * commit, the next page is projected while the writer stores the one before: the handlers then
+ * read what that page wrote from memory, and nothing stored is ahead of them, as nothing else
+ * writes the new generation before the switch.
  */
 export async function rebuildProjections(options: RebuildOptions): Promise<RebuildResult> {
   const store = engineOf(options.store);
   const { events } = options;
-  const batchSize = options.batchSize ?? 10_000;
+  const batchSize = options.batchSize ?? 2_000;
   const now = options.now ?? Date.now;
   const pointers = await readPointers(store);
   const live = options.projections.map((projection) => liveGeneration(projection, pointers));
@@ -105,51 +128,90 @@ export async function rebuildProjections(options: RebuildOptions): Promise<Rebui
   }
   const resumedFrom = Math.min(...targets.map((target) => target.position));
   let position = resumedFrom;
+  let read = resumedFrom;
   let applied = 0;
   let head = await events.headPosition();
   let switchedAt: number | null = null;
   const report = () => options.onProgress?.({ position, head, events: applied, resumedFrom, phase: switchedAt === null ? 'building' : 'switched' });
   report();
 
-  const apply = async (batch: RecordedEvent[]) => {
+  const project = async (batch: RecordedEvent[], pipelined: boolean): Promise<Page> => {
     const last = batch[batch.length - 1].position;
-    const skipped: Array<{ name: string; position: number }> = [];
+    const page: Page = { writes: [], checkpoints: [], last, events: batch.length, failure: null };
     for (const target of targets) {
       const unseen = target.position >= last ? [] : batch.filter((event) => event.position > target.position);
       if (unseen.length === 0) continue;
-      if (unseen.some((event) => matches(target.projection.filter, event))) await applyEvents(store, target.projection, unseen, target.checkpoint);
-      else skipped.push({ name: target.checkpoint, position: last });
+      if (unseen.some((event) => matches(target.projection.filter, event))) {
+        const projected = await projectEvents(store, target.projection, unseen, pipelined ? (target.unstored ?? new Map()) : undefined);
+        page.writes.push(...projected.writes);
+        target.unstored = projected.documents;
+        if (projected.failure) {
+          if (projected.appliedUpTo > target.position) page.checkpoints.push({ name: target.checkpoint, position: projected.appliedUpTo });
+          page.failure = projected.failure;
+          return page;
+        }
+      }
+      // Projections the page did not concern move too, so a resumed rebuild does not read it again.
+      page.checkpoints.push({ name: target.checkpoint, position: last });
       target.position = last;
     }
-    // Checkpoints of projections the page did not concern move too, so a resumed rebuild does not read it again.
-    if (skipped.length > 0) await store.saveCheckpoints(skipped);
-    applied += batch.length;
-    position = last;
+    return page;
   };
 
-  for (;;) {
-    const batch = await events.readAll({ after: position, maxCount: batchSize });
-    if (batch.length > 0) {
-      await apply(batch);
-      if (position > head) head = position;
-      report();
-      continue;
-    }
-    if (switchedAt === null) {
-      // Indexes are built once over the finished collections: much faster than keeping them up
-      // to date through a million writes. Nothing reads the new generation before the switch.
-      for (const { projection } of targets) {
-        for (const [collection, indexes] of Object.entries(projection.collections)) await store.ensureIndexes(collectionName(projection, collection), indexes);
+  const writer = store.openBulkWriter();
+  /** the page the writer is storing; never rejects: it settles with the error of its write or its progress report, if any */
+  let storing: Promise<unknown> = Promise.resolve(null);
+  const stored = async () => {
+    const error = await storing;
+    if (error) throw error;
+  };
+  try {
+    // A writer that stores each page while the next is projected keeps the indexes up to date off
+    // the projection's path. Otherwise they are built once over the finished collections: much
+    // faster than keeping them up to date through a million writes on the same path. Nothing
+    // reads the new generation before the switch either way.
+    if (writer.atomic) await ensureIndexes(store, targets);
+    for (;;) {
+      const batch = await events.readAll({ after: read, maxCount: batchSize });
+      if (batch.length > 0) {
+        // After the switch the projector writes the new generation too: each page is read from the store once the one before is in it.
+        const pipelined = writer.atomic && switchedAt === null;
+        if (!pipelined) await stored();
+        const page = await project(batch, pipelined);
+        await stored();
+        storing = writer
+          .write(page.writes, page.checkpoints)
+          .then(() => {
+            applied += page.events;
+            position = page.last;
+            if (position > head) head = position;
+            report();
+            return null;
+          })
+          .catch((error: unknown) => error);
+        if (page.failure) {
+          await stored();
+          throw page.failure;
+        }
+        read = page.last;
+        continue;
       }
-      // Current: every target has applied the whole log. One write switches them all.
-      await store.upsert(targets.map((target) => ({ collection: PROJECTION_POINTERS, document: pointerTo(target.projection, now()) })));
-      switchedAt = now();
-      head = position;
-      report();
-      continue;
+      await stored();
+      if (switchedAt === null) {
+        if (!writer.atomic) await ensureIndexes(store, targets);
+        // Current: every target has applied the whole log. One write switches them all.
+        await store.upsert(targets.map((target) => ({ collection: PROJECTION_POINTERS, document: pointerTo(target.projection, now()) })));
+        switchedAt = now();
+        head = position;
+        report();
+        continue;
+      }
+      if (now() - switchedAt >= (options.switchGraceMs ?? 2_000)) break;
+      await sleep(Math.min(100, options.switchGraceMs ?? 2_000));
     }
-    if (now() - switchedAt >= (options.switchGraceMs ?? 2_000)) break;
-    await sleep(Math.min(100, options.switchGraceMs ?? 2_000));
+  } finally {
+    await storing;
+    await writer.close();
   }
 
   for (let i = 0; i < live.length; i++) dropped.push(...(await dropGenerations(store, live[i], [targets[i].projection])));

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { EventFilter, EventStore, RecordedEvent, Subscription } from '@lib/event-store';
-import type { ReadDocument, ReadStore } from '@lib/read-store';
+import type { GuardedUpsert, ReadDocument, ReadStore } from '@lib/read-store';
 import { collectionName, POSITION_FIELD, type Projection, type ProjectionContext } from './projection';
 import { upcast } from './upcasting';
 
@@ -29,6 +29,19 @@ export class ProjectionFailed extends Error {
 
 const positionOf = (document: ReadDocument): number => (document[POSITION_FIELD] as number | undefined) ?? 0;
 
+/** A document a batch wrote, and the position of the event that wrote it (the write's guard). */
+interface WrittenDocument {
+  collection: string;
+  document: ReadDocument;
+  position: number;
+}
+
+/**
+ * The documents a batch of a projection wrote, by collection and id, as the next batch reads them
+ * while the writer is still storing them (see projectEvents).
+ */
+export type UnstoredDocuments = ReadonlyMap<string, WrittenDocument>;
+
 /**
  * The documents a projection reads and writes while it applies a batch of events: what it read
  * from the store, and its newest write of each document, which later events of the batch read
@@ -36,52 +49,91 @@ const positionOf = (document: ReadDocument): number => (document[POSITION_FIELD]
  */
 class BatchDocuments {
   private readonly stored = new Map<string, ReadDocument | null>();
-  private readonly written = new Map<string, { collection: string; document: ReadDocument }>();
+  readonly written = new Map<string, WrittenDocument>();
 
   constructor(
     private readonly store: ReadStore,
     private readonly projection: Projection,
+    private readonly unstored: UnstoredDocuments | undefined,
   ) {}
 
   /** The context one event's handler runs with; its writes count only once `keep()` is called. */
   forEvent(event: RecordedEvent): { context: ProjectionContext; keep: () => void } {
-    const staged = new Map<string, { collection: string; document: ReadDocument }>();
+    const staged = new Map<string, WrittenDocument>();
     const context: ProjectionContext = {
       get: async <T extends ReadDocument>(collection: string, id: string): Promise<T | null> => {
         const key = `${collection}\u0000${id}`;
         const own = staged.get(key);
         if (own) return own.document as T;
+        if (this.unstored) {
+          // Only this batch and the one before wrote these collections since the checkpoint: their newest write is the document.
+          const newest = this.written.get(key) ?? this.unstored.get(key);
+          if (newest) return newest.document as T;
+        }
         const stored = await this.load(collection, id, key);
         // A document that already reflects this event must not be derived from again.
         if (stored && positionOf(stored) >= event.position) return null;
-        const written = this.written.get(key)?.document;
+        const written = this.written.get(key);
         // A write from earlier in the batch counts unless the store is ahead of it (a replay).
-        if (written && (!stored || positionOf(written) > positionOf(stored))) return written as T;
+        if (written && (!stored || written.position > positionOf(stored))) return written.document as T;
         return stored as T | null;
       },
       put: (collection: string, document: ReadDocument) => {
-        staged.set(`${collection}\u0000${document.id}`, { collection, document: { ...document, [POSITION_FIELD]: event.position } });
+        staged.set(`${collection}\u0000${document.id}`, { collection, document, position: event.position });
       },
     };
     return { context, keep: () => staged.forEach((write, key) => this.written.set(key, write)) };
   }
 
-  /** Commits the kept writes, each guarded by the position of the event that wrote it, with the checkpoint. */
-  async commit(checkpoint: { name: string; position: number } | undefined): Promise<number> {
-    if (this.written.size === 0 && !checkpoint) return 0;
-    const writes = [...this.written.values()].map(({ collection, document }) => ({
+  /** The kept writes, each guarded by the position of the event that wrote it. */
+  writes(): GuardedUpsert[] {
+    return [...this.written.values()].map(({ collection, document, position }) => ({
       collection: collectionName(this.projection, collection),
       document,
-      guard: { field: POSITION_FIELD, value: positionOf(document) },
+      guard: { field: POSITION_FIELD, value: position },
     }));
-    this.written.clear();
-    return this.store.upsert(writes, checkpoint);
   }
 
   private async load(collection: string, id: string, key: string): Promise<ReadDocument | null> {
     if (!this.stored.has(key)) this.stored.set(key, await this.store.get(collectionName(this.projection, collection), id));
     return this.stored.get(key)!;
   }
+}
+
+/** What a projection made of a batch of events: its writes, up to the event its handler failed on if one did. */
+export interface ProjectedEvents {
+  writes: GuardedUpsert[];
+  /** the documents written, for the next batch to read while these are stored */
+  documents: UnstoredDocuments;
+  /** position of the last event applied (0 when none was) */
+  appliedUpTo: number;
+  failure: ProjectionFailed | null;
+}
+
+/**
+ * Runs the projection's handlers over consecutive events of the log and returns the writes they
+ * make, without storing them. Handlers read the store as of the events before the batch; with
+ * `unstored`, the documents the previous batch wrote, which may not be stored yet, are read from
+ * there instead (only when the writer that stores them saves each batch with its checkpoint, so
+ * nothing stored is ahead of the events being applied).
+ */
+export async function projectEvents(store: ReadStore, projection: Projection, events: RecordedEvent[], unstored?: UnstoredDocuments): Promise<ProjectedEvents> {
+  const documents = new BatchDocuments(store, projection, unstored);
+  let previous = 0;
+  for (const event of events) {
+    if (matches(projection.filter, event)) {
+      const { context, keep } = documents.forEvent(event);
+      try {
+        await projection.handle(upcast(event), context);
+      } catch (error) {
+        const failure = new ProjectionFailed(projection.name, event.position, previous, error);
+        return { writes: documents.writes(), documents: documents.written, appliedUpTo: previous, failure };
+      }
+      keep();
+    }
+    previous = event.position;
+  }
+  return { writes: documents.writes(), documents: documents.written, appliedUpTo: previous, failure: null };
 }
 
 /**
@@ -92,26 +144,13 @@ class BatchDocuments {
  * document writes applied.
  */
 export async function applyEvents(store: ReadStore, projection: Projection, events: RecordedEvent[], checkpoint?: string): Promise<number> {
-  const documents = new BatchDocuments(store, projection);
-  const checkpointAt = (position: number) => (checkpoint && position > 0 ? { name: checkpoint, position } : undefined);
-  let matched = false;
-  let previous = 0;
-  for (const event of events) {
-    if (matches(projection.filter, event)) {
-      matched = true;
-      const { context, keep } = documents.forEvent(event);
-      try {
-        await projection.handle(upcast(event), context);
-      } catch (error) {
-        await documents.commit(checkpointAt(previous));
-        throw new ProjectionFailed(projection.name, event.position, previous, error);
-      }
-      keep();
-    }
-    previous = event.position;
-  }
   // Nothing to write: the checkpoint moves with the next event this projection handles.
-  return matched ? documents.commit(checkpointAt(previous)) : 0;
+  if (!events.some((event) => matches(projection.filter, event))) return 0;
+  const { writes, appliedUpTo, failure } = await projectEvents(store, projection, events);
+  const at = checkpoint && appliedUpTo > 0 ? { name: checkpoint, position: appliedUpTo } : undefined;
+  const applied = writes.length > 0 || at ? await store.upsert(writes, at) : 0;
+  if (failure) throw failure;
+  return applied;
 }
 
 /** Applies one event; see applyEvents. */

@@ -15,6 +15,7 @@ export interface ProjectedDocument extends ReadDocument {
  */
 export interface ProjectionContext {
   get<T extends ReadDocument>(collection: string, id: string): Promise<T | null>;
+  /** Writes the document as given (not copied: a handler must not change it afterwards, nor one it read). */
   put(collection: string, document: ReadDocument): void;
 }
 

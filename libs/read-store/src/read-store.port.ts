@@ -61,6 +61,29 @@ export interface GuardedUpsert<T extends ReadDocument = ReadDocument> {
   guard?: { field: string; value: number };
 }
 
+export interface Checkpoint {
+  name: string;
+  position: number;
+}
+
+/**
+ * Writes of a bulk load: a projection rebuild into a generation of collections that nothing else
+ * writes yet. Each `write` upserts documents and saves the checkpoints of the projections they
+ * belong to. The caller waits for one write before it makes the next, and prepares the next
+ * while the engine stores the one before.
+ */
+export interface BulkWriter {
+  /**
+   * Whether a write and its checkpoints commit together. Then a stored document is never ahead of
+   * its projection's checkpoint, which a rebuild that resumes can rely on.
+   */
+  readonly atomic: boolean;
+  /** Applies the upserts (as `ReadStore.upsert` does) and then saves the checkpoints; returns how many upserts applied. */
+  write(writes: GuardedUpsert[], checkpoints: Checkpoint[]): Promise<number>;
+  /** Waits for the write in progress, then releases what the writer holds. */
+  close(): Promise<void>;
+}
+
 export abstract class ReadStore {
   abstract ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void>;
   abstract get<T extends ReadDocument>(collection: string, id: string): Promise<T | null>;
@@ -88,6 +111,19 @@ export abstract class ReadStore {
   /** Saves several checkpoints in one write. */
   abstract saveCheckpoints(checkpoints: Array<{ name: string; position: number }>): Promise<void>;
   abstract close(): Promise<void>;
+
+  /** A writer for a bulk load; by default the store's own upserts, checkpoints after the writes. */
+  openBulkWriter(): BulkWriter {
+    return {
+      atomic: false,
+      write: async (writes, checkpoints) => {
+        const applied = await this.upsert(writes);
+        if (checkpoints.length > 0) await this.saveCheckpoints(checkpoints);
+        return applied;
+      },
+      close: async () => undefined,
+    };
+  }
 
   /**
    * A value that differs after every write to the collection, by this process or any other, so

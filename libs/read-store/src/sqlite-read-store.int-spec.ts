@@ -25,6 +25,34 @@ describe('SqliteReadStore on a file', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("a bulk write refused in the writer's thread leaves none of its documents, tables or checkpoints, and the next write applies", async () => {
+    const store = new SqliteReadStore({ file: join(dir, 'read.db') });
+    const writer = store.openBulkWriter();
+    try {
+      expect(writer.atomic).toBe(true);
+      await store.ensureIndexes('keys_v1', [{ fields: [{ field: 'k', direction: 'asc' }], unique: true }]);
+      const refused = writer.write(
+        [
+          { collection: 'fresh_v1', document: { id: 'x' } },
+          { collection: 'keys_v1', document: { id: 'a', k: 1 } },
+          { collection: 'keys_v1', document: { id: 'b', k: 1 } },
+        ],
+        [{ name: 'p', position: 3 }],
+      );
+      await expect(refused).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_UNIQUE' });
+      expect(await store.listCollections()).toEqual(['keys_v1']);
+      expect(await store.count('keys_v1')).toBe(0);
+      expect(await store.getCheckpoint('p')).toBeNull();
+      // The table the refused write created was rolled back with it, and is created again.
+      expect(await writer.write([{ collection: 'fresh_v1', document: { id: 'x' } }], [{ name: 'p', position: 4 }])).toBe(1);
+      expect(await store.get('fresh_v1', 'x')).toEqual({ id: 'x' });
+      expect(await store.getCheckpoint('p')).toBe(4);
+    } finally {
+      await writer.close();
+      await store.close();
+    }
+  });
+
   it('sees in findJson and in change tokens what another connection commits', async () => {
     const file = join(dir, 'read.db');
     const gateway = new SqliteReadStore({ file });

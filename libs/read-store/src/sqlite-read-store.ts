@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { closeSqliteDatabase, limitClause, openSqliteDatabase, PreparedStatements } from '@lib/shared';
+import { checkpointedInBackground, closeSqliteDatabase, limitClause, openSqliteDatabase, PreparedStatements } from '@lib/shared';
 import {
+  BulkWriter,
   Filter,
   FindOptions,
   FindResult,
@@ -12,7 +13,9 @@ import {
   ReadStore,
   SortKey,
 } from './read-store.port';
-import { readPath, withPath } from './document-paths';
+import { readPath } from './document-paths';
+import { SqliteBulkWriter } from './sqlite-bulk-writer';
+import { createTableSql, fieldSql, jsonSql, SAVE_CHECKPOINT_SQL, TABLE_PREFIX, tableName, upsertRow } from './sqlite-documents';
 
 export interface SqliteReadStoreOptions {
   /** Database file (its directory is created if missing), or `':memory:'` for tests. */
@@ -36,10 +39,8 @@ export interface ReadStoreTransaction {
   saveCheckpoint(name: string, position: number): void;
 }
 
-const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
-const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
-const TABLE_PREFIX = 'coll_';
 const MAX_CACHED_STATEMENTS = 500;
+const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 
 type SqlValue = string | number | bigint | null;
 
@@ -78,9 +79,9 @@ export class SqliteReadStore extends ReadStore {
     saveCheckpoint: (name, position) => this.saveCheckpointNow(name, position),
   };
 
-  constructor(options: SqliteReadStoreOptions) {
+  constructor(private readonly options: SqliteReadStoreOptions) {
     super();
-    this.db = openSqliteDatabase(options.file, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, synchronous: options.synchronous ?? 'NORMAL' });
+    this.db = openSqliteDatabase(options.file, { busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, synchronous: options.synchronous ?? 'NORMAL' });
     this.statements = new PreparedStatements(this.db, MAX_CACHED_STATEMENTS);
     this.db.exec('CREATE TABLE IF NOT EXISTS read_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
     this.inSnapshot = this.db.transaction((read: () => unknown) => read()).deferred as <T>(read: () => T) => T;
@@ -161,6 +162,31 @@ export class SqliteReadStore extends ReadStore {
       this.tables.clear();
       throw error;
     }
+  }
+
+  /**
+   * A file's writer stores on a thread of its own (SqliteBulkWriter); an in-memory store's writes
+   * each commit here, with their checkpoints, before `write` returns.
+   */
+  override openBulkWriter(): BulkWriter {
+    if (this.options.file !== ':memory:') {
+      return new SqliteBulkWriter({
+        file: this.options.file,
+        busyTimeoutMs: this.options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
+        synchronous: this.options.synchronous ?? 'NORMAL',
+        checkpointedInBackground: checkpointedInBackground(this.db),
+      });
+    }
+    return {
+      atomic: true,
+      write: async (writes, checkpoints) =>
+        this.transaction((tx) => {
+          const applied = tx.upsert(writes);
+          for (const { name, position } of checkpoints) tx.saveCheckpoint(name, position);
+          return applied;
+        }),
+      close: async () => undefined,
+    };
   }
 
   async ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void> {
@@ -310,24 +336,11 @@ export class SqliteReadStore extends ReadStore {
 
   private upsertNow(writes: GuardedUpsert[]): number {
     let applied = 0;
-    for (const { collection, document, guard } of writes) {
-      const table = tableName(collection);
-      if (typeof document?.id !== 'string' || document.id === '') throw new TypeError('a document needs a string id');
-      this.ensureTable(collection);
+    for (const write of writes) {
+      const { table, sql, params } = upsertRow(write);
+      this.ensureTable(write.collection);
       this.wrote(table);
-      if (guard) {
-        const path = fieldSql(guard.field);
-        // The stored document carries the guard value, so the next write is guarded against it.
-        const stored = withPath(document, guard.field, guard.value);
-        applied += this.statements.get(
-          `INSERT INTO "${table}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc
-           WHERE ${path} IS NULL OR ${path} < ?`,
-        ).run(document.id, JSON.stringify(stored), guard.value).changes;
-      } else {
-        applied += this.statements.get(
-          `INSERT INTO "${table}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
-        ).run(document.id, JSON.stringify(document)).changes;
-      }
+      applied += this.statements.get(sql).run(...params).changes;
     }
     return applied;
   }
@@ -344,14 +357,12 @@ export class SqliteReadStore extends ReadStore {
   }
 
   private saveCheckpointNow(name: string, position: number): void {
-    this.statements.get(
-      'INSERT INTO read_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position',
-    ).run(name, position);
+    this.statements.get(SAVE_CHECKPOINT_SQL).run(name, position);
   }
 
   private ensureTable(collection: string): void {
     if (this.tables.has(collection)) return;
-    this.db.exec(`CREATE TABLE IF NOT EXISTS "${tableName(collection)}" (id TEXT PRIMARY KEY, doc TEXT NOT NULL)`);
+    this.db.exec(createTableSql(tableName(collection)));
     this.tables.add(collection);
   }
 
@@ -380,29 +391,6 @@ export class SqliteReadStore extends ReadStore {
     const quoted = `"${tableName(collection)}"`;
     this.statements.forget(quoted);
   }
-}
-
-function tableName(collection: string): string {
-  if (typeof collection !== 'string' || !COLLECTION_NAME.test(collection)) {
-    throw new Error(`invalid collection name "${collection}": use lower-case letters, digits and _`);
-  }
-  return TABLE_PREFIX + collection;
-}
-
-/**
- * The SQL for a document field. Queries and expression indexes must spell it identically for
- * SQLite to use the index; field names are validated, so they can be inlined.
- */
-function fieldSql(field: string): string {
-  if (field === 'id') return 'id';
-  if (typeof field !== 'string' || !FIELD_PATH.test(field)) throw new Error(`invalid field name "${field}"`);
-  return `json_extract(doc, '$.${field}')`;
-}
-
-/** The JSON text of a document field (SQL NULL when missing); findJson and included index columns spell it alike. */
-function jsonSql(field: string): string {
-  if (typeof field !== 'string' || !FIELD_PATH.test(field)) throw new Error(`invalid field name "${field}"`);
-  return `(doc -> '$.${field}')`;
 }
 
 function sortKeys(options: FindOptions): SortKey[] {

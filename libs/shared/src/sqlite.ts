@@ -31,6 +31,14 @@ export function openSqliteDatabase(file: string, options: SqliteOptions): Databa
   return db;
 }
 
+/**
+ * Whether the WAL of the connection's file is checkpointed by the background thread: another
+ * connection to the same file then turns SQLite's automatic checkpoints off as well.
+ */
+export function checkpointedInBackground(db: Database.Database): boolean {
+  return backgroundCheckpoints.covers(db);
+}
+
 const pause = new Int32Array(new SharedArrayBuffer(4));
 const sleepSync = (ms: number) => void Atomics.wait(pause, 0, 0, ms);
 
@@ -140,6 +148,10 @@ class BackgroundCheckpoints {
     if (this.isOpen(path)) return;
     this.worker?.postMessage({ remove: path });
     if (this.connections.size === 0) this.stop();
+  }
+
+  covers(db: Database.Database): boolean {
+    return this.worker !== null && this.connections.has(db);
   }
 
   private isOpen(path: string): boolean {

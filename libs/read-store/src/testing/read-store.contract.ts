@@ -445,6 +445,48 @@ export function describeReadStoreContract(
         expect(await store.get(collection, 'a')).toMatchObject({ n: 1 });
       });
     });
+
+    describe('bulk writer', () => {
+      const guard = (value: number) => ({ field: '_pos', value });
+
+      it('applies guarded upserts write after write, each with its checkpoints', async () => {
+        const collection = newCollection();
+        const name = newName();
+        const writer = store.openBulkWriter();
+        try {
+          const first = [
+            { collection, document: { id: 'a', n: 1 }, guard: guard(1) },
+            { collection, document: { id: 'b', n: 1 }, guard: guard(2) },
+          ];
+          expect(await writer.write(first, [{ name, position: 2 }])).toBe(2);
+          expect(await store.getCheckpoint(name)).toBe(2);
+          // A replayed write of `a` changes nothing; the newer one of `b` replaces it.
+          const second = [
+            { collection, document: { id: 'a', n: 0 }, guard: guard(1) },
+            { collection, document: { id: 'b', n: 2 }, guard: guard(3) },
+          ];
+          expect(await writer.write(second, [{ name, position: 3 }])).toBe(1);
+          expect(await writer.write([], [{ name, position: 5 }])).toBe(0);
+        } finally {
+          await writer.close();
+        }
+        expect(await store.get(collection, 'a')).toEqual({ id: 'a', n: 1, _pos: 1 });
+        expect(await store.get(collection, 'b')).toEqual({ id: 'b', n: 2, _pos: 3 });
+        expect(await store.getCheckpoint(name)).toBe(5);
+      });
+
+      it('refuses a document without an id and a bad collection name', async () => {
+        const name = newName();
+        const writer = store.openBulkWriter();
+        try {
+          await expect(writer.write([{ collection: newCollection(), document: { id: '' } }], [{ name, position: 1 }])).rejects.toThrow(/id/);
+          await expect(writer.write([{ collection: 'Bad-Name', document: { id: 'a' } }], [{ name, position: 1 }])).rejects.toThrow(/collection name/);
+        } finally {
+          await writer.close();
+        }
+        expect(await store.getCheckpoint(name)).toBeNull();
+      });
+    });
   });
 }
 
