@@ -2,7 +2,7 @@ import type { EventStore, RecordedEvent } from '@lib/event-store';
 import type { Checkpoint, GuardedUpsert, ReadStore } from '@lib/read-store';
 import { engineOf, liveGeneration, pointerTo, PROJECTION_POINTERS, readPointers } from './active-projections';
 import { atGeneration, collectionName, type Projection } from './projection';
-import { checkpointName, matches, projectEvents, type ProjectionFailed, type UnstoredDocuments } from './projection-runner';
+import { checkpointName, ensureProjectionIndexes, matches, projectEvents, type ProjectionFailed, type UnstoredDocuments } from './projection-runner';
 
 export interface RebuildProgress {
   /** global position the rebuild has applied up to */
@@ -89,9 +89,7 @@ interface Page {
 }
 
 async function ensureIndexes(store: ReadStore, targets: Target[]): Promise<void> {
-  for (const { projection } of targets) {
-    for (const [collection, indexes] of Object.entries(projection.collections)) await store.ensureIndexes(collectionName(projection, collection), indexes);
-  }
+  for (const { projection } of targets) await ensureProjectionIndexes(store, projection);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

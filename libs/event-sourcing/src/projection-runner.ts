@@ -231,11 +231,16 @@ async function catchUp(store: ReadStore, projection: Projection, events: Recorde
   skipped.settled(name);
 }
 
-/** Creates the projection's indexes and returns its checkpoint. */
-async function prepare(store: ReadStore, projection: Projection): Promise<number> {
+/** Creates the indexes of the projection's collections (of its generation), where missing. */
+export async function ensureProjectionIndexes(store: ReadStore, projection: Projection): Promise<void> {
   for (const [collection, indexes] of Object.entries(projection.collections)) {
     await store.ensureIndexes(collectionName(projection, collection), indexes);
   }
+}
+
+/** Creates the projection's indexes and returns its checkpoint. */
+async function prepare(store: ReadStore, projection: Projection): Promise<number> {
+  await ensureProjectionIndexes(store, projection);
   return (await store.getCheckpoint(checkpointName(projection))) ?? 0;
 }
 

@@ -101,7 +101,7 @@ export abstract class ReadStore {
    * checkpoint, it is saved with the writes: atomically where the engine allows, else after them
    * (the guards make re-applying the writes harmless).
    */
-  abstract upsert(writes: GuardedUpsert[], checkpoint?: { name: string; position: number }): Promise<number>;
+  abstract upsert(writes: GuardedUpsert[], checkpoint?: Checkpoint): Promise<number>;
   abstract delete(collection: string, id: string): Promise<void>;
   abstract dropCollection(collection: string): Promise<void>;
   abstract listCollections(): Promise<string[]>;
@@ -109,7 +109,7 @@ export abstract class ReadStore {
   abstract getCheckpoint(name: string): Promise<number | null>;
   abstract saveCheckpoint(name: string, position: number): Promise<void>;
   /** Saves several checkpoints in one write. */
-  abstract saveCheckpoints(checkpoints: Array<{ name: string; position: number }>): Promise<void>;
+  abstract saveCheckpoints(checkpoints: Checkpoint[]): Promise<void>;
   abstract close(): Promise<void>;
 
   /** A writer for a bulk load; by default the store's own upserts, checkpoints after the writes. */
