@@ -1,9 +1,10 @@
 import { SqliteEventStore, type EventData } from '@lib/event-store';
 import { SqliteReadStore } from '@lib/read-store';
 import { ConcurrentModification, Unavailable } from '@lib/shared';
+import { ActiveProjectionReadStore, PROJECTION_POINTERS, pointerTo } from './active-projections';
 import { AggregateRepository } from './aggregate-repository';
 import type { Decider } from './decider';
-import { collectionName, type Projection } from './projection';
+import { atGeneration, collectionName, type Projection } from './projection';
 import { applyEvent, applyEvents, checkpointName, startProjection, startProjections } from './projection-runner';
 import { ReadYourWrites } from './read-your-writes';
 
@@ -195,6 +196,30 @@ describe('event-sourcing core on the embedded stores', () => {
     await until(async () => (await reads.get<{ id: string; events: number }>(collectionName(tallies, 'tallies'), 'all'))?.events === 3);
     await running.stop();
     expect(await reads.get(collectionName(tallies, 'tallies'), 'all')).toMatchObject({ events: 3 });
+  });
+
+  it('a projector of the old generation, still running after a switch, writes that generation only', async () => {
+    // Through the pointers, it would write its next event into the new generation, ahead of events
+    // that generation has not applied yet, and the new generation would then skip those for good.
+    const active = new ActiveProjectionReadStore(reads, 0);
+    const next = atGeneration(counters, 1);
+    for (const by of [1, 2, 4]) await events.appendToStream('counter-m', [{ type: 'counter.v1.incremented', data: { id: 'm', by } }], 'any');
+    const history = await events.readAll({ after: 0, maxCount: 10 });
+    await applyEvents(reads, counters, history, checkpointName(counters));
+    await applyEvents(reads, next, history.slice(0, 2), checkpointName(next));
+    const old = await startProjections(events, active, [counters], () => undefined);
+    await reads.upsert([{ collection: PROJECTION_POINTERS, document: pointerTo(next, 0) }]);
+
+    const { position } = await events.appendToStream('counter-m', [{ type: 'counter.v1.incremented', data: { id: 'm', by: 8 } }], 'any');
+    await until(async () => (await reads.getCheckpoint(checkpointName(counters))) === position);
+    await old.stop();
+    expect(await reads.get(collectionName(counters, 'counters'), 'm')).toMatchObject({ total: 15 });
+    expect(await reads.get(collectionName(next, 'counters'), 'm')).toMatchObject({ total: 3 });
+
+    const current = await startProjections(events, active, [next], () => undefined);
+    await until(async () => (await reads.getCheckpoint(checkpointName(next))) === position);
+    await current.stop();
+    expect(await active.get(collectionName(counters, 'counters'), 'm')).toMatchObject({ total: 15 });
   });
 
   it('answers 503-style Unavailable when the read side does not catch up in time', async () => {

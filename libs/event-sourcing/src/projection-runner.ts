@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { EventFilter, EventStore, RecordedEvent, Subscription } from '@lib/event-store';
 import type { GuardedUpsert, ReadDocument, ReadStore } from '@lib/read-store';
+import { engineOf } from './active-projections';
 import { collectionName, POSITION_FIELD, type Projection, type ProjectionContext } from './projection';
 import { upcast } from './upcasting';
 
@@ -256,6 +257,8 @@ export async function startProjection(
   projection: Projection,
   onProgress: (position: number) => void,
 ): Promise<RunningProjection> {
+  // Its own generation's collections by their physical names, as in startProjections.
+  store = engineOf(store);
   const logger = new Logger(`Projection:${projection.name}`);
   const skipped = new SkippedCheckpoints(store, logger);
   let position = await prepare(store, projection);
@@ -304,6 +307,11 @@ export async function startProjections(
   projections: Projection[],
   onProgress: (projection: Projection, position: number) => void,
 ): Promise<RunningProjections> {
+  // Each projection writes its own generation's collections, by their physical names. Through the
+  // pointers (ActiveProjectionReadStore), a generation-0 projector still running after a rebuild's
+  // switch would write the new generation from its own checkpoint, ahead of events the new
+  // generation has not applied yet, which would then be skipped there for good.
+  store = engineOf(store);
   const logger = new Logger('Projections');
   const skipped = new SkippedCheckpoints(store, logger);
   const members = await Promise.all(projections.map(async (projection) => ({ projection, position: await prepare(store, projection) })));
