@@ -3,8 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { atGeneration, checkpointName, rebuildProjections } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { createLogger, flushRequestLines } from '@lib/observability';
+import { ReadStore } from '@lib/read-store';
+import { ProjectionRegistry } from '@lib/runtime';
 import { loadConfig } from '@lib/shared';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
@@ -228,6 +231,35 @@ describe('/readyz when the process cannot do its work', () => {
       expect(body.checks.eventStore).toEqual({ ok: true });
       expect(body.checks.projections.ok).toBe(false);
       expect(body.checks.projections.problem).toMatch(/more than 2 events behind: .*quotes \(3 events\)/);
+    } finally {
+      await gateway?.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('after a rebuild, follows the projections of the new generation', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'readyz-'));
+    const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN, SEED_DEMO: 'false', READY_MAX_PROJECTION_LAG: '2', LOG_LEVEL: 'silent' });
+    let gateway: NestFastifyApplication | null = null;
+    try {
+      gateway = await createGatewayApp(config, { withWorkers: true });
+      const events = gateway.get(EventStore);
+      const reads = gateway.get(ReadStore);
+      const projections = gateway.get(ProjectionRegistry).all();
+      await rebuildProjections({ events, store: reads, projections, switchGraceMs: 0 });
+      // Once the new generation's checkpoint moves, the projector runs it and the old generation's checkpoints stay where they are.
+      const probe = await events.appendToStream('lead-w', [{ type: 'test.v1.happened', data: {} }], 'no_stream');
+      await waitFor(() => reads.getCheckpoint(checkpointName(atGeneration(projections[0], 1))), (at) => at === probe.position);
+      const { position } = await events.appendToStream('lead-x', [1, 2, 3].map((n) => ({ type: 'test.v1.happened', data: { n } })), 'no_stream');
+
+      const ready = await waitFor(
+        () => gateway!.inject({ method: 'GET', url: '/readyz' }),
+        (res) => res.statusCode === 200,
+      );
+      expect(ready.json().checks.projections).toEqual({ ok: true });
+      const metrics = await gateway.inject({ method: 'GET', url: '/metrics' });
+      expect(metrics.body).toMatch(/projection_lag_events\{projection="quotes"\} [0-2]\n/);
+      expect(await events.headPosition()).toBe(position);
     } finally {
       await gateway?.close();
       rmSync(dataDir, { recursive: true, force: true });

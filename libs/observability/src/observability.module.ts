@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamicModule, Global, Inject, Module, OnModuleInit } from '@nestjs/common';
-import { checkpointName } from '@lib/event-sourcing';
+import { checkpointName, liveProjections } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { ReadStore } from '@lib/read-store';
 import { embeddedStoreFiles, ProjectionRegistry } from '@lib/runtime';
@@ -56,10 +56,12 @@ export class ObservabilityModule implements OnModuleInit {
     if (this.options.projectionsMustBeCurrent) this.readiness.register('projections', () => this.projectionLag());
   }
 
+  /** Where the live generation of each projection stands: after a rebuild's switch, the new generation's checkpoint. */
   private async projectionPositions() {
     const head = await this.events.headPosition();
+    const live = await liveProjections(this.reads, this.projections.all());
     const checkpoints = await Promise.all(
-      this.projections.all().map(async (projection) => ({ projection: projection.name, position: (await this.reads.getCheckpoint(checkpointName(projection))) ?? 0 })),
+      live.map(async (projection) => ({ projection: projection.name, position: (await this.reads.getCheckpoint(checkpointName(projection))) ?? 0 })),
     );
     return { head, checkpoints };
   }
