@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore } from '@lib/event-store';
-import { type BulkWriter, ReadStore, SqliteReadStore } from '@lib/read-store';
+import { type BulkWriter, type IndexSpec, ReadStore, SqliteReadStore } from '@lib/read-store';
 import { ActiveProjectionReadStore, readPointers } from './active-projections';
 import type { Projection } from './projection';
 import { rebuildProjections } from './projection-rebuild';
@@ -76,6 +76,38 @@ describe('rebuildProjections', () => {
       },
     });
     expect(await reads.get('counts_v1', 'thing-0')).toMatchObject({ count: 11 });
+  });
+
+  it('drops only the generations older than its own: a rebuild started since keeps the one it builds', async () => {
+    const v1 = counter(1);
+    await applyEvents(engine, v1, await events.readAll({ after: 0, maxCount: 10 }), checkpointName(v1));
+    let startedSince = false;
+    const result = await rebuildProjections({
+      events,
+      store: reads,
+      projections: [v1],
+      switchGraceMs: 0,
+      onProgress: async (progress) => {
+        if (progress.phase !== 'switched' || startedSince) return;
+        startedSince = true;
+        // What a second rebuild, started during this one's grace period, has written of generation 2.
+        await engine.upsert([{ collection: 'counts_v1_g2', document: { id: 'thing-0', count: 4 } }], { name: 'projection:counter:v1:g2', position: 10 });
+      },
+    });
+    expect(result.dropped).toEqual(['counts_v1']);
+    expect(await engine.listCollections()).toEqual(['counts_v1_g1', 'counts_v1_g2', 'projection_pointers']);
+  });
+
+  it('drops what a switch left behind only once that switch’s grace period is over', async () => {
+    const v1 = counter(1);
+    await rebuildProjections({ events, store: reads, projections: [v1], switchGraceMs: 0 });
+    // As a rebuild stopped after its switch leaves it: generation 1 live, generation 0 still there.
+    await engine.upsert([{ collection: 'counts_v1', document: { id: 'thing-0', count: 1 } }]);
+    const started = performance.now();
+    let firstReport: number | null = null;
+    const result = await rebuildProjections({ events, store: reads, projections: [v1], switchGraceMs: 500, onProgress: () => void (firstReport ??= performance.now()) });
+    expect(firstReport! - started).toBeGreaterThanOrEqual(400);
+    expect(result.dropped).toEqual(['counts_v1', 'counts_v1_g1']);
   });
 
   it('a new version goes live beside the old one: readers of the old code keep their generation', async () => {
@@ -174,6 +206,26 @@ describe('rebuildProjections into database files', () => {
       expect(await engine.get('ledgers_v1_g1', `thing-${stream}`)).toMatchObject({ positions: positionsOf(stream) });
     }
     expect(await engine.getCheckpoint('projection:ledger:v1:g1')).toBe(EVENTS);
+  });
+
+  it('with the default writer, reads the log again after it builds the indexes, so it switches only once current', async () => {
+    class AppendedToWhileIndexing extends DefaultWriterStore {
+      override async ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void> {
+        if (collection === 'ledgers_v1_g1') await events.appendToStream('thing-0', [{ type: 'thing.v1.happened', data: {} }], 'any');
+        return super.ensureIndexes(collection, indexes);
+      }
+    }
+    engine = new AppendedToWhileIndexing({ file: join(dir, 'read-models.db') });
+    const switchedAt: number[] = [];
+    await rebuildProjections({
+      events,
+      store: engine,
+      projections: [ledger],
+      batchSize: 7,
+      switchGraceMs: 0,
+      onProgress: (progress) => void (progress.phase === 'switched' && switchedAt.push(progress.position)),
+    });
+    expect(switchedAt[0]).toBe(EVENTS + 1);
   });
 
   it('stores what came before a failing handler with its checkpoint, does not switch, and the next run continues from there', async () => {

@@ -1,6 +1,6 @@
 import type { EventStore, RecordedEvent } from '@lib/event-store';
 import type { Checkpoint, GuardedUpsert, ReadStore } from '@lib/read-store';
-import { engineOf, liveGeneration, pointerTo, PROJECTION_POINTERS, readPointers } from './active-projections';
+import { engineOf, liveGeneration, pointerId, pointerTo, PROJECTION_POINTERS, readPointers } from './active-projections';
 import { atGeneration, collectionName, type Projection } from './projection';
 import { checkpointName, ensureProjectionIndexes, matches, projectEvents, type ProjectionFailed, type UnstoredDocuments } from './projection-runner';
 
@@ -48,26 +48,27 @@ export interface RebuildResult {
   dropped: string[];
 }
 
-/** Physical collection names of every generation of the projection's current version. */
-function generationPattern(projection: Projection, collection: string): RegExp {
+/** The generation of a physical collection of the projection's current version, or null when it is none of them. */
+function generationOf(projection: Projection, collection: string, name: string): number | null {
   const base = collectionName({ version: projection.version }, collection).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${base}(_g\\d+)?$`);
+  const match = new RegExp(`^${base}(?:_g(\\d+))?$`).exec(name);
+  return match ? Number(match[1] ?? 0) : null;
 }
 
-async function dropGenerations(store: ReadStore, projection: Projection, keep: Projection[]): Promise<string[]> {
-  const kept = new Set(keep.flatMap((p) => Object.keys(p.collections).map((collection) => collectionName(p, collection))));
+/** The physical collections of the projection's generations older than `below`: never a newer one, which a rebuild started since is building. */
+async function generationsBelow(store: ReadStore, projection: Projection, below: number): Promise<string[]> {
   const existing = await store.listCollections();
-  const dropped: string[] = [];
-  for (const collection of Object.keys(projection.collections)) {
-    const pattern = generationPattern(projection, collection);
-    for (const name of existing) {
-      if (pattern.test(name) && !kept.has(name)) {
-        await store.dropCollection(name);
-        dropped.push(name);
-      }
-    }
-  }
-  return dropped;
+  return Object.keys(projection.collections).flatMap((collection) =>
+    existing.filter((name) => {
+      const generation = generationOf(projection, collection, name);
+      return generation !== null && generation < below;
+    }),
+  );
+}
+
+async function dropCollections(store: ReadStore, names: string[]): Promise<string[]> {
+  for (const name of names) await store.dropCollection(name);
+  return names;
 }
 
 interface Target {
@@ -113,14 +114,21 @@ export async function rebuildProjections(options: RebuildOptions): Promise<Rebui
   const { events } = options;
   const batchSize = options.batchSize ?? 2_000;
   const now = options.now ?? Date.now;
+  const switchGraceMs = options.switchGraceMs ?? 2_000;
   const pointers = await readPointers(store);
   const live = options.projections.map((projection) => liveGeneration(projection, pointers));
+  // Leftovers of a rebuild stopped after its switch, before its drop, or of one still in its grace
+  // period: readers may use them until that switch's grace period is over.
+  const leftovers = (await Promise.all(live.map((projection) => generationsBelow(store, projection, projection.generation ?? 0)))).flat();
+  if (leftovers.length > 0) {
+    const lastSwitch = Math.max(...live.map((projection) => pointers.get(pointerId(projection))?.switchedAt ?? 0));
+    const graceLeft = lastSwitch + switchGraceMs - now();
+    if (graceLeft > 0) await sleep(graceLeft);
+  }
+  const dropped = await dropCollections(store, leftovers);
   const targets: Target[] = [];
-  const dropped: string[] = [];
   for (const projection of live) {
     const target = atGeneration(projection, (projection.generation ?? 0) + 1);
-    // Leftovers of a rebuild that was stopped after its switch, before it dropped the old generation.
-    dropped.push(...(await dropGenerations(store, projection, [projection, target])));
     const checkpoint = checkpointName(target);
     targets.push({ projection: target, checkpoint, position: (await store.getCheckpoint(checkpoint)) ?? 0 });
   }
@@ -168,7 +176,8 @@ export async function rebuildProjections(options: RebuildOptions): Promise<Rebui
     // the projection's path. Otherwise they are built once over the finished collections: much
     // faster than keeping them up to date through a million writes on the same path. Nothing
     // reads the new generation before the switch either way.
-    if (writer.atomic) await ensureIndexes(store, targets);
+    let indexed = writer.atomic;
+    if (indexed) await ensureIndexes(store, targets);
     for (;;) {
       const batch = await events.readAll({ after: read, maxCount: batchSize });
       if (batch.length > 0) {
@@ -196,7 +205,12 @@ export async function rebuildProjections(options: RebuildOptions): Promise<Rebui
       }
       await stored();
       if (switchedAt === null) {
-        if (!writer.atomic) await ensureIndexes(store, targets);
+        if (!indexed) {
+          await ensureIndexes(store, targets);
+          indexed = true;
+          // The log may have grown while the indexes were built: read it again before the switch.
+          continue;
+        }
         // Current: every target has applied the whole log. One write switches them all.
         await store.upsert(targets.map((target) => ({ collection: PROJECTION_POINTERS, document: pointerTo(target.projection, now()) })));
         switchedAt = now();
@@ -204,15 +218,15 @@ export async function rebuildProjections(options: RebuildOptions): Promise<Rebui
         report();
         continue;
       }
-      if (now() - switchedAt >= (options.switchGraceMs ?? 2_000)) break;
-      await sleep(Math.min(100, options.switchGraceMs ?? 2_000));
+      if (now() - switchedAt >= switchGraceMs) break;
+      await sleep(Math.min(100, switchGraceMs));
     }
   } finally {
     await storing;
     await writer.close();
   }
 
-  for (let i = 0; i < live.length; i++) dropped.push(...(await dropGenerations(store, live[i], [targets[i].projection])));
+  for (const { projection } of targets) dropped.push(...(await dropCollections(store, await generationsBelow(store, projection, projection.generation ?? 0))));
   return {
     projections: targets.map((target, i) => ({
       name: target.projection.name,
