@@ -1,4 +1,23 @@
+import Fastify from 'fastify';
 import { redactText, redactUrl } from './redaction';
+
+/** A pricing capability token as the pricing loop issues them: `pct_` + 43 base64url characters. */
+const PCT = `pct_${'Ab3-Xy9_Qz'.repeat(4)}k0-`;
+
+/** Paths the router hands to a token route although they do not start with its prefix as written. */
+const ROUTED_ELSEWISE: Array<[string, string, string]> = [
+  ['GET', '/storefront/v1/%71uotes/AbC123xyz', '/storefront/v1/%71uotes/[redacted]'],
+  ['GET', '/%71/AbC123xyz', '/%71/[redacted]'],
+  ['PUT', `/api/v1/%63onfiguration-sessions/${PCT}/adjustments`, '/api/v1/%63onfiguration-sessions/[redacted]/adjustments'],
+  // Hex digits in either case, and escapes in every segment of the prefix.
+  ['GET', '/storefront/v1/qu%6ftes/AbC123xyz/accept', '/storefront/v1/qu%6ftes/[redacted]/accept'],
+  ['PUT', `/api/v1/c%6Fnfiguration%2dsessions/${PCT}/adjustments`, '/api/v1/c%6Fnfiguration%2dsessions/[redacted]/adjustments'],
+  ['GET', '/%73torefront/%76%31/%71%75%6F%74%65%73/AbC123xyz', '/%73torefront/%76%31/%71%75%6F%74%65%73/[redacted]'],
+  // The query is redacted as before.
+  ['GET', '/%71/AbC123xyz?lang=de&token=cst_secret', '/%71/[redacted]?lang=de&token=[redacted]'],
+  // An absolute-form request target: the router drops scheme and host.
+  ['GET', 'http://gateway.example/q/AbC123xyz?lang=de', 'http://gateway.example/q/[redacted]?lang=de'],
+];
 
 describe('redactUrl', () => {
   it.each([
@@ -11,9 +30,44 @@ describe('redactUrl', () => {
     expect(redactUrl(url)).toBe(expected);
   });
 
+  it.each(ROUTED_ELSEWISE)('hides the capability token of %s %s, which the router decodes before routing', (_method, url, expected) => {
+    expect(redactUrl(url)).toBe(expected);
+  });
+
+  it('hides the token segment of a path with malformed percent-encoding, without throwing', () => {
+    expect(redactUrl('/storefront/v1/%71uotes/AbC123xyz%E0%A4%A')).toBe('/storefront/v1/%71uotes/[redacted]');
+    expect(redactUrl('/%71/%E0%A4%A')).toBe('/%71/[redacted]');
+    expect(redactUrl(`/api/v1/%63onfiguration-sessions/${PCT}/adjustments%E0%A4%A?token=x`)).toBe(
+      '/api/v1/%63onfiguration-sessions/[redacted]/adjustments%E0%A4%A?token=[redacted]',
+    );
+  });
+
+  it('hides the token of every URL the router routes to a token route', async () => {
+    const fastify = Fastify({ routerOptions: { maxParamLength: 2048 } });
+    const routed: string[] = [];
+    const handler = async (request: { params: unknown }) => (routed.push((request.params as { token: string }).token), {});
+    fastify.get('/storefront/v1/quotes/:token', handler);
+    fastify.get('/storefront/v1/quotes/:token/accept', handler);
+    fastify.get('/q/:token', handler);
+    fastify.put('/api/v1/configuration-sessions/:token/adjustments', handler);
+    try {
+      for (const [method, url] of ROUTED_ELSEWISE.filter(([, url]) => url.startsWith('/'))) {
+        routed.length = 0;
+        const res = await fastify.inject({ method: method as 'GET' | 'PUT', url });
+        expect([url, res.statusCode]).toEqual([url, 200]);
+        expect(routed).toHaveLength(1);
+        expect(redactUrl(url)).not.toContain(routed[0]);
+      }
+    } finally {
+      await fastify.close();
+    }
+  });
+
   it('leaves ordinary URLs as they are', () => {
     expect(redactUrl('/api/v1/quotes/quo_123?limit=50&cursor=abc')).toBe('/api/v1/quotes/quo_123?limit=50&cursor=abc');
     expect(redactUrl('/q/')).toBe('/q/');
+    expect(redactUrl('/api/v1/quotes/quo%5F123/%E0%A4%A')).toBe('/api/v1/quotes/quo%5F123/%E0%A4%A');
+    expect(redactUrl('http://gateway.example?token=cst_secret')).toBe('http://gateway.example?token=[redacted]');
   });
 });
 
@@ -35,6 +89,8 @@ describe('redactText', () => {
     ['key qk_live_abc0123', 'qk_live_abc0123'],
     ['admin adm_x9', 'adm_x9'],
     ['customer cst_Z9', 'cst_Z9'],
+    [`pricing callback for session ${PCT} expired`, PCT],
+    [`{"token":"${PCT}"}`, PCT],
     ['secret whsec_AAA=', 'whsec_AAA'],
     ['at /q/AbC123xyz now', 'AbC123xyz'],
     ['hook https://x.example/h?signature=s1gn', 's1gn'],

@@ -4,7 +4,7 @@
  * its path and the customer token in its query, and free-text messages can quote either.
  */
 
-const REDACTED = '[redacted]';
+export const REDACTED = '[redacted]';
 
 /** Path prefixes whose next segment is a capability token (a bearer secret in the URL). */
 const TOKEN_PATH_PREFIXES = ['/api/v1/configuration-sessions/', '/storefront/v1/quotes/', '/q/'];
@@ -17,24 +17,26 @@ const SECRET_SHAPES: RegExp[] = [
   /\bqk_(live|test)_[0-9A-Za-z]+/g, // API keys
   /\badm_[0-9A-Za-z_]+/g, // the admin token
   /\bcst_[0-9A-Za-z]+/g, // customer tokens
+  /\bpct_[0-9A-Za-z_-]+/g, // pricing capability tokens (base64url)
   /\bwhsec_[0-9A-Za-z+/=_-]+/g, // webhook signing secrets
   /\b(Bearer)\s+[^\s,;"']+/gi,
 ];
 
+/** The same prefixes as path segments, to compare with a request path segment by segment. */
+const TOKEN_PATH_SEGMENTS = TOKEN_PATH_PREFIXES.map((prefix) => prefix.split('/').filter(Boolean));
+
+/** An absolute-form request target (`GET http://host/q/…`): the router drops this part (find-my-way's FULL_PATH_REGEXP). */
+const ABSOLUTE_FORM_ORIGIN = /^https?:\/\/.*?(?=\/)/;
+
 /** The URL as it may be logged: capability-token segments and credential query values replaced. */
 export function redactUrl(url: string): string {
-  const queryAt = url.indexOf('?');
-  let path = queryAt === -1 ? url : url.slice(0, queryAt);
-  for (const prefix of TOKEN_PATH_PREFIXES) {
-    if (path.startsWith(prefix) && path.length > prefix.length) {
-      const rest = path.slice(prefix.length);
-      const slash = rest.indexOf('/');
-      path = prefix + REDACTED + (slash === -1 ? '' : rest.slice(slash));
-      break;
-    }
-  }
-  if (queryAt === -1) return path;
-  const query = url
+  const origin = url.startsWith('/') ? '' : (ABSOLUTE_FORM_ORIGIN.exec(url)?.[0] ?? '');
+  const pathEnd = url.indexOf('?', origin.length);
+  const path = url.slice(origin.length, pathEnd === -1 ? undefined : pathEnd);
+  const redacted = origin + redactPathToken(path) + (pathEnd === -1 ? '' : url.slice(pathEnd));
+  const queryAt = redacted.indexOf('?');
+  if (queryAt === -1) return redacted;
+  const query = redacted
     .slice(queryAt + 1)
     .split('&')
     .map((pair) => {
@@ -43,7 +45,47 @@ export function redactUrl(url: string): string {
       return eq !== -1 && SECRET_QUERY_PARAMS.test(safeDecode(name)) ? `${name}=${REDACTED}` : pair;
     })
     .join('&');
-  return `${path}?${query}`;
+  return `${redacted.slice(0, queryAt)}?${query}`;
+}
+
+/**
+ * The router decodes percent-escapes before matching (`/%71/{token}` is `/q/{token}`), compares
+ * case-sensitively (Fastify's default) and splits segments at a literal `/` only (`%2F` stays in
+ * its segment), so the path is compared segment by segment, decoded, and only the token segment
+ * is replaced: the rest is logged as it was sent.
+ */
+function redactPathToken(path: string): string {
+  for (const prefix of TOKEN_PATH_SEGMENTS) {
+    const tokenAt = afterSegments(path, prefix);
+    if (tokenAt === -1 || tokenAt === path.length || path[tokenAt] === '/') continue;
+    const tokenEnd = path.indexOf('/', tokenAt);
+    return path.slice(0, tokenAt) + REDACTED + (tokenEnd === -1 ? '' : path.slice(tokenEnd));
+  }
+  return path;
+}
+
+/** Where the segment after `names` starts when the path begins with them, else -1. */
+function afterSegments(path: string, names: string[]): number {
+  if (path[0] !== '/') return -1;
+  let at = 1;
+  for (const name of names) {
+    const end = path.indexOf('/', at);
+    if (end === -1) return -1;
+    const segment = path.slice(at, end);
+    if (segment !== name && decodeAsciiEscapes(segment) !== name) return -1;
+    at = end + 1;
+  }
+  return at;
+}
+
+/**
+ * Escapes of ASCII characters decoded, any other left as it is: the route prefixes are ASCII, so
+ * this decides a match as the router does, and it cannot throw on malformed encoding (which the
+ * router refuses, while the token segment of such a path is still replaced here).
+ */
+function decodeAsciiEscapes(segment: string): string {
+  if (!segment.includes('%')) return segment;
+  return segment.replace(/%[0-7][0-9A-Fa-f]/g, (escape) => String.fromCharCode(parseInt(escape.slice(1), 16)));
 }
 
 /**
