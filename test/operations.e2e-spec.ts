@@ -194,6 +194,26 @@ describe('operations: projection rebuilds and audits', () => {
     expect((await cli(app, 'audit:quote', quoteId)).code).toBe(0);
   });
 
+  it('audit:quote exits 1 and names the link when the stored customer link differs from the replay or is missing', async () => {
+    const store = app.get(ReadStore);
+    const { tokenHash } = (await store.get<any>('quotes_v2', quoteId))!;
+    const stored = (await store.get<any>('quote_links_v2', tokenHash))!;
+    expect(stored.offer.total).toBe(99.19);
+    try {
+      await store.upsert([{ collection: 'quote_links_v2', document: { ...stored, offer: { ...stored.offer, total: 1 } } }]);
+      const altered = await cli(app, 'audit:quote', quoteId);
+      expect(altered.code).toBe(1);
+      expect(altered.err).toContain(`link ${tokenHash}.offer.total: replay 99.19, stored 1`);
+      await store.delete('quote_links_v2', tokenHash);
+      const missing = await cli(app, 'audit:quote', quoteId);
+      expect(missing.code).toBe(1);
+      expect(missing.err).toContain(`link ${tokenHash}: replay has it, the store has nothing`);
+    } finally {
+      await store.upsert([{ collection: 'quote_links_v2', document: stored }]);
+    }
+    expect((await cli(app, 'audit:quote', quoteId)).code).toBe(0);
+  });
+
   it('audit:quote exits 1 for an unknown quote; wrong usage exits 2', async () => {
     expect((await cli(app, 'audit:quote', 'quo_missing')).code).toBe(1);
     expect((await cli(app, 'audit:quote')).code).toBe(2);

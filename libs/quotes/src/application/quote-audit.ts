@@ -4,7 +4,15 @@ import { EventStore, type RecordedEvent } from '@lib/event-store';
 import { ReadStore, type ReadDocument } from '@lib/read-store';
 import { quoteDecider, type Quote } from '../domain/quote.decider';
 import { quoteStream, type QuoteEvent, type QuoteLineItem, type QuoteTerms, type QuoteTotals } from '../domain/quote.events';
-import { QUOTE_VERSIONS, QUOTES, quotesProjection, type QuoteDocument, type QuoteVersionDocument } from '../projections/quotes.projection';
+import {
+  QUOTE_LINKS,
+  QUOTE_VERSIONS,
+  QUOTES,
+  quotesProjection,
+  type QuoteDocument,
+  type QuoteLinkDocument,
+  type QuoteVersionDocument,
+} from '../projections/quotes.projection';
 
 /** What caused a quote event, in the words of the API. */
 const TRIGGERS: Record<QuoteEvent['type'], string> = {
@@ -61,18 +69,23 @@ function describe(value: unknown): string {
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
-/** Field by field, so a mismatch names what differs. */
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Field by field, into nested objects (a snapshot, an offer), so a mismatch names what differs. */
+function compareFields(what: string, expected: Record<string, unknown>, actual: Record<string, unknown>, mismatches: string[]): void {
+  for (const field of new Set([...Object.keys(expected), ...Object.keys(actual)])) {
+    if (isDeepStrictEqual(expected[field], actual[field])) continue;
+    if (isRecord(expected[field]) && isRecord(actual[field])) compareFields(`${what}.${field}`, expected[field], actual[field], mismatches);
+    else mismatches.push(`${what}.${field}: replay ${describe(expected[field])}, stored ${describe(actual[field])}`);
+  }
+}
+
 function compare(what: string, expected: ReadDocument | null, stored: ReadDocument | null, mismatches: string[]): void {
   if (!expected || !stored) {
     if (expected !== stored) mismatches.push(`${what}: replay has ${expected ? 'it' : 'nothing'}, the store has ${stored ? 'it' : 'nothing'}`);
     return;
   }
-  const actual = withoutBookkeeping(stored);
-  for (const field of new Set([...Object.keys(expected), ...Object.keys(actual)])) {
-    if (!isDeepStrictEqual(expected[field], actual[field])) {
-      mismatches.push(`${what}.${field}: replay ${describe(expected[field])}, stored ${describe(actual[field])}`);
-    }
-  }
+  compareFields(what, expected, withoutBookkeeping(stored), mismatches);
 }
 
 /** The aggregate (the decider's fold) and the read model must tell the same story. */
@@ -94,9 +107,10 @@ function compareAggregate(quote: Quote, document: QuoteDocument, mismatches: str
 
 /**
  * Replays a quote's stream — through the upcasters, the quotes projection and the decider — and
- * compares the result with the stored read model: the quote document and every version-history
- * entry (the snapshots GET /quotes/{id}/versions serves). Returns each step with what triggered
- * it and every difference found; null when the quote has no events.
+ * compares the result with the stored read model: the quote document, every version-history
+ * entry (the snapshots GET /quotes/{id}/versions serves) and every customer link the quote was
+ * sent with (what GET /storefront/v1/quotes/{token} serves). Returns each step with what
+ * triggered it and every difference found; null when the quote has no events.
  */
 export async function auditQuote(events: EventStore, reads: ReadStore, quoteId: string): Promise<QuoteAudit | null> {
   const stream = await events.readStream(quoteStream(quoteId));
@@ -154,5 +168,10 @@ export async function auditQuote(events: EventStore, reads: ReadStore, quoteId: 
     storedById.delete(expected.id);
   }
   for (const extra of storedById.values()) mismatches.push(`version ${extra.seq}: stored, but the replay has no such version`);
+
+  // Links are keyed by token hash and have no index by quote: read each one the replay sent.
+  const expectedLinks = [...documents.entries()].filter(([key]) => key.startsWith('quote_links/')).map(([, doc]) => doc as QuoteLinkDocument);
+  const storedLinks = await Promise.all(expectedLinks.map((link) => reads.get<QuoteLinkDocument>(QUOTE_LINKS, link.id)));
+  expectedLinks.forEach((expected, index) => compare(`link ${expected.id}`, expected, storedLinks[index], mismatches));
   return { quoteId, steps, mismatches };
 }

@@ -1,0 +1,92 @@
+import { applyEvents } from '@lib/event-sourcing';
+import { SqliteEventStore } from '@lib/event-store';
+import { SqliteReadStore } from '@lib/read-store';
+import { quoteDecider, type QuoteCommand, type QuoteState } from '../domain/quote.decider';
+import { quoteStream, type QuoteEvent, type QuoteLineInput } from '../domain/quote.events';
+import { QUOTE_LINKS, quotesProjection, type QuoteLinkDocument } from '../projections/quotes.projection';
+import { auditQuote } from './quote-audit';
+import { hashQuoteToken } from './quote-queries';
+
+const ORG = 'org_1';
+const QUOTE = 'quo_1';
+const T0 = Date.UTC(2026, 0, 1);
+const TOKEN = 'customer-token-1';
+const LINK = { tokenHash: hashQuoteToken(TOKEN), customerUrl: `http://localhost:3000/q/${TOKEN}` };
+const line = (description: string, unitPrice: number): QuoteLineInput => ({ description, quantity: 1, unitPrice, itemType: 'window', itemKey: null, externalRef: null });
+
+/** A quote sent, viewed, revised, sent again and accepted by the customer through its link. */
+function decided(): QuoteEvent[] {
+  const commands: QuoteCommand[] = [
+    {
+      type: 'createQuote',
+      quoteId: QUOTE,
+      quoteNumber: 'Q-2026-000001',
+      organizationId: ORG,
+      submissionId: 'sub_1',
+      customer: { name: 'Ada', email: 'ada@example.com' },
+      locale: 'en',
+      terms: { currency: 'EUR', taxRate: 21, validityDays: 30, reference: null, notes: null },
+      lineItems: [line('Window', 100)],
+      pricingSource: 'base',
+      at: T0,
+    },
+    { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 1 },
+    { type: 'viewQuote', tokenHash: LINK.tokenHash, at: T0 + 2 },
+    { type: 'changeQuote', organizationId: ORG, terms: { taxRate: 9 }, revise: true, ifMatch: null, at: T0 + 3 },
+    { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 4 },
+    { type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', at: T0 + 5 },
+  ];
+  let state: QuoteState = quoteDecider.initialState();
+  const events: QuoteEvent[] = [];
+  for (const command of commands) {
+    const produced = quoteDecider.decide(command, state);
+    state = produced.reduce(quoteDecider.evolve, state);
+    events.push(...produced);
+  }
+  return events;
+}
+
+describe('auditQuote: the customer link', () => {
+  let events: SqliteEventStore;
+  let reads: SqliteReadStore;
+
+  beforeEach(async () => {
+    events = new SqliteEventStore({ file: ':memory:' });
+    reads = new SqliteReadStore({ file: ':memory:' });
+    await events.appendToStream(quoteStream(QUOTE), decided().map((event) => ({ ...event, metadata: { actor: 'admin' } })), 'no_stream');
+    await applyEvents(reads, quotesProjection, await events.readStream(quoteStream(QUOTE)));
+  });
+  afterEach(async () => {
+    await reads.close();
+    await events.close();
+  });
+
+  const storedLink = async () => (await reads.get<QuoteLinkDocument>(QUOTE_LINKS, LINK.tokenHash))!;
+  const store = (link: QuoteLinkDocument) => reads.upsert([{ collection: QUOTE_LINKS, document: link }]);
+
+  it('given the read model as the projector wrote it, then the audit finds no difference', async () => {
+    expect(await storedLink()).toMatchObject({ status: 'accepted', offer: { version: 2, total: 109 } });
+    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([]);
+  });
+
+  it('given a stored link whose offer differs from what was sent, then the audit names the link and the field', async () => {
+    const link = await storedLink();
+    await store({ ...link, offer: { ...link.offer, total: 1 } });
+    const { mismatches } = (await auditQuote(events, reads, QUOTE))!;
+    expect(mismatches).toEqual([`link ${LINK.tokenHash}.offer.total: replay 109, stored 1`]);
+    expect(mismatches.join('\n')).not.toContain(TOKEN);
+  });
+
+  it('given a stale stored link status, then the audit reports it', async () => {
+    await store({ ...(await storedLink()), status: 'viewed', respondedAt: null });
+    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([
+      `link ${LINK.tokenHash}.status: replay "accepted", stored "viewed"`,
+      `link ${LINK.tokenHash}.respondedAt: replay ${T0 + 5}, stored null`,
+    ]);
+  });
+
+  it('given the stored link is missing, then the audit reports it', async () => {
+    await reads.delete(QUOTE_LINKS, LINK.tokenHash);
+    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${LINK.tokenHash}: replay has it, the store has nothing`]);
+  });
+});
