@@ -5,6 +5,7 @@ import { allProjections } from '@lib/bootstrap';
 import { ProjectionRegistry } from '@lib/runtime';
 import { DELIVERIES } from '@lib/webhooks';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
+import { quoteLinkUrl } from '@lib/quotes/application/quote-links';
 import { runCli } from '../apps/cli/src/testing/run-cli';
 import { pause, QuoteFixtures, type Org } from './quotes-fixtures';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
@@ -223,10 +224,33 @@ describe('operations: projection rebuilds and audits', () => {
 
   it('audit:export writes the organization\'s events as NDJSON with who caused them and when', async () => {
     const other = await f.organization();
+    // A quote sent before links were derived: its stored quote.v1.sent carries the working customer link.
+    const legacyQuoteId = await f.createQuote(org, await f.submission(org));
+    await f.send(org, legacyQuoteId);
+    const store = app.get(EventStore);
+    const stream = await store.readStream(`quote-${legacyQuoteId}`);
+    const sent = stream.filter((e) => e.type === 'quote.v1.sent').at(-1)!;
+    const customerUrl = quoteLinkUrl(app.config, legacyQuoteId);
+    await store.appendToStream(`quote-${legacyQuoteId}`, [{ type: 'quote.v1.sent', data: { ...(sent.data as object), customerUrl, resend: true }, metadata: sent.metadata }], stream.at(-1)!.revision);
+    const secrets = (await store.readStream(`organization-${org.organizationId}`)).filter((e) => e.type === 'organization.v1.signingSecretRotated').map((e) => (e.data as { secret: string }).secret);
+    expect(secrets.length).toBeGreaterThan(0);
+
     const { code, out } = await cli(app, 'audit:export', '--org', org.organizationId);
     expect(code).toBe(0);
     const events = out.trim().split('\n').map((line) => JSON.parse(line));
     expect(events.length).toBeGreaterThan(10);
+    // no secret or capability token leaves the service, and the events that held them are still there
+    expect(out).not.toContain('whsec_');
+    for (const secret of secrets) expect(out).not.toContain(secret);
+    expect(out).not.toContain(customerUrl.slice(customerUrl.lastIndexOf('/') + 1));
+    expect(out).not.toContain(org.apiKey);
+    expect(out).not.toMatch(/\b(cst|pct)_[0-9A-Za-z]/);
+    const rotations = events.filter((e) => e.type === 'organization.v1.signingSecretRotated');
+    expect(rotations).toHaveLength(secrets.length);
+    expect(rotations.every((e) => e.data.secret === '[redacted]' && typeof e.data.secretId === 'string')).toBe(true);
+    const legacySent = events.filter((e) => e.type === 'quote.v1.sent' && e.data.quoteId === legacyQuoteId);
+    expect(legacySent.map((e) => e.data.customerUrl)).toEqual([null, `${app.config.publicBaseUrl}/q/[redacted]`]);
+    expect(legacySent[1].data.tokenHash).toBe((sent.data as { tokenHash: string }).tokenHash);
     expect(events.every((e) => e.data.organizationId === org.organizationId)).toBe(true);
     expect(events.some((e) => e.data.organizationId === other.organizationId)).toBe(false);
     const revised = events.find((e) => e.type === 'quote.v1.revised');

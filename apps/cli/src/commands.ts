@@ -6,6 +6,7 @@ import { atGeneration, checkpointName, liveProjections, rebuildProjections, upca
 import type { EventStore, RecordedEvent } from '@lib/event-store';
 import type { ReadStore } from '@lib/read-store';
 import { auditQuote } from '@lib/quotes/application/quote-audit';
+import { redactEventData, redactSecretShapes } from './export-redaction';
 import { ProgressReporter } from './progress';
 
 /** What a command needs: the same ports the apps use, and where it writes. */
@@ -153,7 +154,7 @@ export function actorOf(event: RecordedEvent): Record<string, string> {
   }
 }
 
-/** audit:export --org <id> [--from] [--to] [--out] — the organization's events as NDJSON. */
+/** audit:export --org <id> [--from] [--to] [--out] — the organization's events as NDJSON, secrets and capability tokens redacted. */
 export async function auditExport(context: CliContext, options: { organizationId: string; from?: number; to?: number; out?: string }): Promise<number> {
   const target: Writable = options.out ? createWriteStream(options.out) : context.out;
   let position = 0;
@@ -176,10 +177,11 @@ export async function auditExport(context: CliContext, options: { organizationId
         type: event.type,
         storedType: recorded.type,
         recordedAt: new Date(recorded.recordedAt).toISOString(),
-        actor: actorOf(recorded),
-        correlationId: recorded.metadata.correlationId ?? null,
-        causationId: recorded.metadata.causationId ?? null,
-        data: event.data,
+        // the file leaves the service: no secret or capability token in it (export-redaction.ts)
+        actor: redactSecretShapes(actorOf(recorded)),
+        correlationId: redactSecretShapes(recorded.metadata.correlationId ?? null),
+        causationId: redactSecretShapes(recorded.metadata.causationId ?? null),
+        data: redactEventData({ type: event.type, storedType: recorded.type }, event.data),
       };
       if (!target.write(`${JSON.stringify(record)}\n`)) await once(target, 'drain');
       written++;
