@@ -21,11 +21,25 @@ Works on the stores the apps use: DATA_DIR (embedded), or the engines that EVENT
 MONGODB_URL name. Exit codes: 0 ok, 1 failed (e.g. an audit mismatch), 2 wrong usage.
 `;
 
-function time(name: string, value: string | undefined): number | undefined {
+/**
+ * An --from/--to value: Unix ms (five digits or more), or an ISO date or date-time. A date-time
+ * without an offset is UTC, like a date alone and like the times the export writes, whatever the
+ * machine's time zone; a four-digit value is a year.
+ */
+export function parseTime(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  const withoutOffset = /^\d{4}-\d{2}-\d{2}T[\d:.]+$/.test(value);
+  const ms = /^\d{5,}$/.test(value) ? Number(value) : Date.parse(withoutOffset ? `${value}Z` : value);
   if (!Number.isFinite(ms)) throw new UsageError(`--${name} must be an ISO date or Unix ms, got ${value}`);
   return ms;
+}
+
+/** --from and --to, the first not after the second. */
+export function parseTimeRange(values: { from?: string; to?: string }): { from?: number; to?: number } {
+  const from = parseTime('from', values.from);
+  const to = parseTime('to', values.to);
+  if (from !== undefined && to !== undefined && from > to) throw new UsageError(`--from (${values.from}) is after --to (${values.to})`);
+  return { from, to };
 }
 
 function count(name: string, value: string | undefined): number | undefined {
@@ -82,7 +96,7 @@ export async function run(argv: string[], context: Omit<CliContext, 'events' | '
         return await auditQuoteCommand(full, positionals[0], values.json ?? false);
       case 'audit:export':
         if (!values.org) throw new UsageError('audit:export needs --org <organizationId>');
-        return await auditExport(full, { organizationId: values.org, from: time('from', values.from), to: time('to', values.to), out: values.out });
+        return await auditExport(full, { organizationId: values.org, ...parseTimeRange(values), out: values.out });
       default:
         throw new UsageError(`unknown command ${command}`);
     }
