@@ -1,8 +1,8 @@
 import { applyEvents } from '@lib/event-sourcing';
 import { SqliteEventStore } from '@lib/event-store';
 import { SqliteReadStore } from '@lib/read-store';
-import { quoteDecider, type QuoteCommand, type QuoteState } from '../domain/quote.decider';
 import { quoteStream, type QuoteEvent, type QuoteLineInput } from '../domain/quote.events';
+import { createQuote, decidedEvents } from '../domain/testing/quote-commands';
 import { QUOTE_LINKS, quotesProjection, type QuoteLinkDocument } from '../projections/quotes.projection';
 import { auditQuote } from './quote-audit';
 import { hashQuoteToken } from './quote-queries';
@@ -15,36 +15,15 @@ const LINK = { tokenHash: hashQuoteToken(TOKEN), customerUrl: `http://localhost:
 const line = (description: string, unitPrice: number): QuoteLineInput => ({ description, quantity: 1, unitPrice, itemType: 'window', itemKey: null, externalRef: null });
 
 /** A quote sent, viewed, revised, sent again and accepted by the customer through its link. */
-function decided(): QuoteEvent[] {
-  const commands: QuoteCommand[] = [
-    {
-      type: 'createQuote',
-      quoteId: QUOTE,
-      quoteNumber: 'Q-2026-000001',
-      organizationId: ORG,
-      submissionId: 'sub_1',
-      customer: { name: 'Ada', email: 'ada@example.com' },
-      locale: 'en',
-      terms: { currency: 'EUR', taxRate: 21, validityDays: 30, reference: null, notes: null },
-      lineItems: [line('Window', 100)],
-      pricingSource: 'base',
-      at: T0,
-    },
+const decided = (): QuoteEvent[] =>
+  decidedEvents([
+    createQuote(QUOTE, ORG, [line('Window', 100)], T0),
     { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 1 },
     { type: 'viewQuote', tokenHash: LINK.tokenHash, at: T0 + 2 },
     { type: 'changeQuote', organizationId: ORG, terms: { taxRate: 9 }, revise: true, ifMatch: null, at: T0 + 3 },
     { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 4 },
     { type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', at: T0 + 5 },
-  ];
-  let state: QuoteState = quoteDecider.initialState();
-  const events: QuoteEvent[] = [];
-  for (const command of commands) {
-    const produced = quoteDecider.decide(command, state);
-    state = produced.reduce(quoteDecider.evolve, state);
-    events.push(...produced);
-  }
-  return events;
-}
+  ]);
 
 describe('auditQuote: the customer link', () => {
   let events: SqliteEventStore;

@@ -3,8 +3,9 @@ import { SqliteEventStore, type EventData } from '@lib/event-store';
 import { SqliteReadStore } from '@lib/read-store';
 import { auditQuote } from '../application/quote-audit';
 import { QUOTE_VERSIONS, QUOTES, quotesProjection } from '../projections/quotes.projection';
-import { quoteDecider, type QuoteCommand, type QuoteState } from './quote.decider';
+import { quoteDecider } from './quote.decider';
 import { quoteStream, type QuoteEvent, type QuoteLineInput, type QuoteLineItemsReplacedV1 } from './quote.events';
+import { createQuote, decidedEvents } from './testing/quote-commands';
 
 const ORG = 'org_1';
 const QUOTE = 'quo_1';
@@ -12,33 +13,12 @@ const T0 = Date.UTC(2026, 0, 1);
 const line = (description: string, unitPrice: number): QuoteLineInput => ({ description, quantity: 2, unitPrice, itemType: 'window', itemKey: null, externalRef: null });
 
 /** A quote whose breakdown was replaced twice, as the decider decides it today (v2 events). */
-function decided(): QuoteEvent[] {
-  const commands: QuoteCommand[] = [
-    {
-      type: 'createQuote',
-      quoteId: QUOTE,
-      quoteNumber: 'Q-2026-000001',
-      organizationId: ORG,
-      submissionId: 'sub_1',
-      customer: { name: 'Ada', email: 'ada@example.com' },
-      locale: 'en',
-      terms: { currency: 'EUR', taxRate: 21, validityDays: 30, reference: null, notes: null },
-      lineItems: [line('Window', 100)],
-      pricingSource: 'base',
-      at: T0,
-    },
+const decided = (): QuoteEvent[] =>
+  decidedEvents([
+    createQuote(QUOTE, ORG, [line('Window', 100)], T0),
     { type: 'replaceLineItems', organizationId: ORG, lineItems: [line('Window', 120)], revise: false, changeDescription: 'Price update', ifMatch: null, at: T0 + 1_000 },
     { type: 'replaceLineItems', organizationId: ORG, lineItems: [line('Door', 900)], revise: false, changeDescription: null, ifMatch: null, at: T0 + 2_000 },
-  ];
-  let state: QuoteState = quoteDecider.initialState();
-  const events: QuoteEvent[] = [];
-  for (const command of commands) {
-    const produced = quoteDecider.decide(command, state);
-    state = produced.reduce(quoteDecider.evolve, state);
-    events.push(...produced);
-  }
-  return events;
-}
+  ]);
 
 /** The same history as stored before v2 existed: line-item replacements in the v1 shape. */
 function asStoredBeforeV2(events: QuoteEvent[]): EventData[] {

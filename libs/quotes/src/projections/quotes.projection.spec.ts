@@ -1,8 +1,8 @@
 import { applyEvent } from '@lib/event-sourcing';
 import type { RecordedEvent } from '@lib/event-store';
 import { SqliteReadStore } from '@lib/read-store';
-import { quoteDecider, type QuoteCommand, type QuoteState } from '../domain/quote.decider';
 import { DAY_MS, quoteStream, type QuoteEvent, type QuoteLineInput } from '../domain/quote.events';
+import { createQuote, decidedEvents } from '../domain/testing/quote-commands';
 import { QUOTE_LINKS, QUOTE_VERSIONS, QUOTES, quotesProjection, toQuoteListItem, versionEntryId, type QuoteDocument, type QuoteLinkDocument, type QuoteVersionDocument } from './quotes.projection';
 
 const ORG = 'org_1';
@@ -12,33 +12,9 @@ const LINK = { tokenHash: 'hash-1', customerUrl: 'http://localhost:3000/q/token-
 
 const line = (description: string, unitPrice: number): QuoteLineInput => ({ description, quantity: 1, unitPrice, itemType: 'window', itemKey: null, externalRef: null });
 
-/** The events the decider produces for a sequence of commands. */
-function decided(commands: QuoteCommand[]): QuoteEvent[] {
-  let state: QuoteState = quoteDecider.initialState();
-  const events: QuoteEvent[] = [];
-  for (const command of commands) {
-    const produced = quoteDecider.decide(command, state);
-    state = produced.reduce(quoteDecider.evolve, state);
-    events.push(...produced);
-  }
-  return events;
-}
-
 const lifecycle = (): QuoteEvent[] =>
-  decided([
-    {
-      type: 'createQuote',
-      quoteId: QUOTE,
-      quoteNumber: 'Q-2026-000001',
-      organizationId: ORG,
-      submissionId: 'sub_1',
-      customer: { name: 'Ada', email: 'ada@example.com' },
-      locale: 'en',
-      terms: { currency: 'EUR', taxRate: 21, validityDays: 30, reference: null, notes: null },
-      lineItems: [line('Window', 100)],
-      pricingSource: 'base',
-      at: T0,
-    },
+  decidedEvents([
+    createQuote(QUOTE, ORG, [line('Window', 100)], T0),
     { type: 'changeQuote', organizationId: ORG, terms: { notes: 'Draft notes' }, revise: false, ifMatch: null, at: T0 + 1 },
     { type: 'replaceLineItems', organizationId: ORG, lineItems: [line('Window', 200)], revise: false, changeDescription: 'Bigger window', ifMatch: null, at: T0 + 2 },
     { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 3 },
