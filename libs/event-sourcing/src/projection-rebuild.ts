@@ -48,22 +48,19 @@ export interface RebuildResult {
   dropped: string[];
 }
 
-/** The generation of a physical collection of the projection's current version, or null when it is none of them. */
-function generationOf(projection: Projection, collection: string, name: string): number | null {
-  const base = collectionName({ version: projection.version }, collection).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const match = new RegExp(`^${base}(?:_g(\\d+))?$`).exec(name);
-  return match ? Number(match[1] ?? 0) : null;
-}
-
-/** The physical collections of the projection's generations older than `below`: never a newer one, which a rebuild started since is building. */
-async function generationsBelow(store: ReadStore, projection: Projection, below: number): Promise<string[]> {
-  const existing = await store.listCollections();
-  return Object.keys(projection.collections).flatMap((collection) =>
-    existing.filter((name) => {
-      const generation = generationOf(projection, collection, name);
-      return generation !== null && generation < below;
-    }),
-  );
+/**
+ * The physical collections of the projection's generations older than `below`, among `existing`:
+ * never a newer one, which a rebuild started since is building.
+ */
+function generationsBelow(existing: string[], projection: Projection, below: number): string[] {
+  return Object.keys(projection.collections).flatMap((collection) => {
+    const base = collectionName({ version: projection.version }, collection).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const pattern = new RegExp(`^${base}(?:_g(\\d+))?$`);
+    return existing.filter((name) => {
+      const match = pattern.exec(name);
+      return match !== null && Number(match[1] ?? 0) < below;
+    });
+  });
 }
 
 async function dropCollections(store: ReadStore, names: string[]): Promise<string[]> {
@@ -119,7 +116,8 @@ export async function rebuildProjections(options: RebuildOptions): Promise<Rebui
   const live = options.projections.map((projection) => liveGeneration(projection, pointers));
   // Leftovers of a rebuild stopped after its switch, before its drop, or of one still in its grace
   // period: readers may use them until that switch's grace period is over.
-  const leftovers = (await Promise.all(live.map((projection) => generationsBelow(store, projection, projection.generation ?? 0)))).flat();
+  const existing = await store.listCollections();
+  const leftovers = live.flatMap((projection) => generationsBelow(existing, projection, projection.generation ?? 0));
   if (leftovers.length > 0) {
     const lastSwitch = Math.max(...live.map((projection) => pointers.get(pointerId(projection))?.switchedAt ?? 0));
     const graceLeft = lastSwitch + switchGraceMs - now();
@@ -226,7 +224,8 @@ export async function rebuildProjections(options: RebuildOptions): Promise<Rebui
     await writer.close();
   }
 
-  for (const { projection } of targets) dropped.push(...(await dropCollections(store, await generationsBelow(store, projection, projection.generation ?? 0))));
+  const built = await store.listCollections();
+  dropped.push(...(await dropCollections(store, targets.flatMap(({ projection }) => generationsBelow(built, projection, projection.generation ?? 0)))));
   return {
     projections: targets.map((target, i) => ({
       name: target.projection.name,
