@@ -31,12 +31,10 @@ const ABSOLUTE_FORM_ORIGIN = /^https?:\/\/.*?(?=\/)/;
 /** The URL as it may be logged: capability-token segments and credential query values replaced. */
 export function redactUrl(url: string): string {
   const origin = url.startsWith('/') ? '' : (ABSOLUTE_FORM_ORIGIN.exec(url)?.[0] ?? '');
-  const pathEnd = url.indexOf('?', origin.length);
-  const path = url.slice(origin.length, pathEnd === -1 ? undefined : pathEnd);
-  const redacted = origin + redactPathToken(path) + (pathEnd === -1 ? '' : url.slice(pathEnd));
-  const queryAt = redacted.indexOf('?');
-  if (queryAt === -1) return redacted;
-  const query = redacted
+  const queryAt = url.indexOf('?', origin.length);
+  const path = redactPathToken(url.slice(origin.length, queryAt === -1 ? undefined : queryAt));
+  if (queryAt === -1) return origin + path;
+  const query = url
     .slice(queryAt + 1)
     .split('&')
     .map((pair) => {
@@ -45,7 +43,7 @@ export function redactUrl(url: string): string {
       return eq !== -1 && SECRET_QUERY_PARAMS.test(safeDecode(name)) ? `${name}=${REDACTED}` : pair;
     })
     .join('&');
-  return `${redacted.slice(0, queryAt)}?${query}`;
+  return `${origin}${path}?${query}`;
 }
 
 /**
