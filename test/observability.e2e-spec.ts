@@ -213,13 +213,23 @@ describe('operations endpoints and rate limits', () => {
   });
 });
 
+/** A gateway on a fresh DATA_DIR that allows a projection lag of 2 events, closed and removed after `use`. */
+async function withLagLimitedGateway(withWorkers: boolean, use: (gateway: NestFastifyApplication) => Promise<void>): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'readyz-'));
+  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN, SEED_DEMO: 'false', READY_MAX_PROJECTION_LAG: '2', LOG_LEVEL: 'silent' });
+  let gateway: NestFastifyApplication | null = null;
+  try {
+    gateway = await createGatewayApp(config, { withWorkers });
+    await use(gateway);
+  } finally {
+    await gateway?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 describe('/readyz when the process cannot do its work', () => {
   it('answers 503 naming the projections that lag behind (no projector is running)', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'readyz-'));
-    const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN, SEED_DEMO: 'false', READY_MAX_PROJECTION_LAG: '2', LOG_LEVEL: 'silent' });
-    let gateway: NestFastifyApplication | null = null;
-    try {
-      gateway = await createGatewayApp(config, { withWorkers: false });
+    await withLagLimitedGateway(false, async (gateway) => {
       const ready = await gateway.inject({ method: 'GET', url: '/readyz' });
       expect(ready.statusCode).toBe(200);
 
@@ -231,18 +241,11 @@ describe('/readyz when the process cannot do its work', () => {
       expect(body.checks.eventStore).toEqual({ ok: true });
       expect(body.checks.projections.ok).toBe(false);
       expect(body.checks.projections.problem).toMatch(/more than 2 events behind: .*quotes \(3 events\)/);
-    } finally {
-      await gateway?.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('after a rebuild, follows the projections of the new generation', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'readyz-'));
-    const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN, SEED_DEMO: 'false', READY_MAX_PROJECTION_LAG: '2', LOG_LEVEL: 'silent' });
-    let gateway: NestFastifyApplication | null = null;
-    try {
-      gateway = await createGatewayApp(config, { withWorkers: true });
+    await withLagLimitedGateway(true, async (gateway) => {
       const events = gateway.get(EventStore);
       const reads = gateway.get(ReadStore);
       const projections = gateway.get(ProjectionRegistry).all();
@@ -253,17 +256,14 @@ describe('/readyz when the process cannot do its work', () => {
       const { position } = await events.appendToStream('lead-x', [1, 2, 3].map((n) => ({ type: 'test.v1.happened', data: { n } })), 'no_stream');
 
       const ready = await waitFor(
-        () => gateway!.inject({ method: 'GET', url: '/readyz' }),
+        () => gateway.inject({ method: 'GET', url: '/readyz' }),
         (res) => res.statusCode === 200,
       );
       expect(ready.json().checks.projections).toEqual({ ok: true });
       const metrics = await gateway.inject({ method: 'GET', url: '/metrics' });
       expect(metrics.body).toMatch(/projection_lag_events\{projection="quotes"\} [0-2]\n/);
       expect(await events.headPosition()).toBe(position);
-    } finally {
-      await gateway?.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('answers 503 naming the event store when it cannot be read', async () => {
