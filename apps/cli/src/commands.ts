@@ -8,6 +8,7 @@ import type { ReadStore } from '@lib/read-store';
 import { auditQuote } from '@lib/quotes/application/quote-audit';
 import { redactEventData, redactSecretShapes } from './export-redaction';
 import { ProgressReporter } from './progress';
+import { UsageError } from './usage-error';
 
 /** What a command needs: the same ports the apps use, and where it writes. */
 export interface CliContext {
@@ -19,8 +20,6 @@ export interface CliContext {
   err: Writable & { isTTY?: boolean };
 }
 
-/** A wrong use of the CLI: printed with the usage, exit code 2. */
-export class UsageError extends Error {}
 
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
