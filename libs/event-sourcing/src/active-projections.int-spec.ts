@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SqliteReadStore } from '@lib/read-store';
 import { describeReadStoreContract } from '@lib/read-store/testing/read-store.contract';
 import { ActiveProjectionReadStore, PROJECTION_POINTERS, type ProjectionPointer } from './active-projections';
@@ -43,5 +46,62 @@ describe('ActiveProjectionReadStore', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(await store.get('things_v3', 'x')).toMatchObject({ generation: 2 });
     await store.close();
+  });
+
+  describe('change tokens', () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'active-projections-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    // refreshMs 0: the pointers are always due for a refresh, so only their own token vouches for them.
+    it('gives a token however long ago the pointers were read, while nothing was written to them', async () => {
+      const engine = new SqliteReadStore({ file: join(dir, 'read.db') });
+      const store = new ActiveProjectionReadStore(engine, 0);
+      expect(store.changeToken('things_v3')).toBeNull();
+      await store.get('things_v3', 'x');
+      const token = store.changeToken('things_v3');
+      expect(token).toBe(`things_v3:${engine.changeToken('things_v3')}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(store.changeToken('things_v3')).toBe(token);
+
+      await store.upsert([{ collection: 'things_v3', document: { id: 'x' } }]);
+      const written = store.changeToken('things_v3');
+      expect(written).not.toBeNull();
+      expect(written).not.toBe(token);
+      await store.close();
+    });
+
+    it('gives none once a switch is written, by this process or another, until the pointers are read again', async () => {
+      const file = join(dir, 'read.db');
+      const engine = new SqliteReadStore({ file });
+      const store = new ActiveProjectionReadStore(engine, 0);
+      await store.get('things_v3', 'x');
+      expect(store.changeToken('things_v3')).not.toBeNull();
+
+      await engine.upsert([{ collection: PROJECTION_POINTERS, document: pointer }]);
+      expect(store.changeToken('things_v3')).toBeNull();
+      await store.get('things_v3', 'x');
+      expect(store.changeToken('things_v3')).toMatch(/^things_v3_g2:/);
+
+      const rebuild = new SqliteReadStore({ file });
+      await rebuild.upsert([{ collection: PROJECTION_POINTERS, document: { ...pointer, generation: 3 } }]);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(store.changeToken('things_v3')).toBeNull();
+      await store.get('things_v3', 'x');
+      expect(store.changeToken('things_v3')).toMatch(/^things_v3_g3:/);
+      await rebuild.close();
+      await store.close();
+    });
+
+    it('gives one within refreshMs of reading the pointers, the delay a switch may take to reach a reader', async () => {
+      const engine = new SqliteReadStore({ file: join(dir, 'read.db') });
+      const store = new ActiveProjectionReadStore(engine, 60_000);
+      await store.get('things_v3', 'x');
+      await engine.upsert([{ collection: PROJECTION_POINTERS, document: pointer }]);
+      expect(store.changeToken('things_v3')).toMatch(/^things_v3:/);
+      await store.close();
+    });
   });
 });

@@ -58,6 +58,8 @@ export class ActiveProjectionReadStore extends ReadStore {
   private pointers = new Map<string, ProjectionPointer>();
   private loadedAt = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | null = null;
+  /** The engine's change token of the pointers' collection, taken before the pointers in use were read. */
+  private pointersToken: string | null = null;
   /** The last token given per physical collection, with the engine's token it was made from. */
   private readonly tokens = new Map<string, { engineToken: string; token: string }>();
 
@@ -76,6 +78,8 @@ export class ActiveProjectionReadStore extends ReadStore {
   }
 
   private reload(): Promise<void> {
+    // Taken before the read: a switch committed while the read runs makes it differ afterwards.
+    const pointersToken = this.engine.changeToken(PROJECTION_POINTERS);
     this.loading ??= readPointers(this.engine)
       .then((pointers) => {
         const names = new Map<string, string>();
@@ -90,6 +94,7 @@ export class ActiveProjectionReadStore extends ReadStore {
         const live = new Set(names.values());
         for (const physical of this.tokens.keys()) if (!live.has(physical)) this.tokens.delete(physical);
         this.loadedAt = performance.now();
+        this.pointersToken = pointersToken;
       })
       .finally(() => {
         this.loading = null;
@@ -161,11 +166,14 @@ export class ActiveProjectionReadStore extends ReadStore {
 
   /**
    * The live generation's token, tagged with its name, so a switch to another generation changes
-   * it too. None while the pointers are due for a refresh: the old generation no longer receives
-   * writes after a switch, so its token alone would hide them; the caller's read refreshes them.
+   * it too. It is given while the pointers in use are known to be current: nothing was written to
+   * their collection since they were read (its own change token is the same), or they were read
+   * less than `refreshMs` ago, the delay every reader accepts for a switch. Otherwise none: the old
+   * generation no longer receives writes after a switch, so its token alone would hide them; the
+   * caller's read refreshes the pointers.
    */
   override changeToken(collection: string): string | null {
-    if (performance.now() - this.loadedAt >= this.refreshMs) return null;
+    if (performance.now() - this.loadedAt >= this.refreshMs && !this.pointersCurrent()) return null;
     const physical = this.names.get(collection) ?? collection;
     const token = this.engine.changeToken(physical);
     if (token === null) return null;
@@ -173,6 +181,11 @@ export class ActiveProjectionReadStore extends ReadStore {
     let kept = this.tokens.get(physical);
     if (kept?.engineToken !== token) this.tokens.set(physical, (kept = { engineToken: token, token: `${physical}:${token}` }));
     return kept.token;
+  }
+
+  private pointersCurrent(): boolean {
+    if (this.pointersToken === null) return false;
+    return this.engine.changeToken(PROJECTION_POINTERS) === this.pointersToken;
   }
 }
 
