@@ -68,4 +68,11 @@ describe('auditQuote: the customer link', () => {
     await reads.delete(QUOTE_LINKS, LINK.tokenHash);
     expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${LINK.tokenHash}: replay has it, the store has nothing`]);
   });
+
+  it('given a stored link the quote was never sent with, then the audit reports it, and a link of another quote is not its concern', async () => {
+    const stray = hashQuoteToken('never-sent');
+    await store({ ...(await storedLink()), id: stray });
+    await store({ ...(await storedLink()), id: hashQuoteToken('other-quote'), quoteId: 'quo_2' });
+    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${stray}: stored, but the replay never sent the quote with it`]);
+  });
 });

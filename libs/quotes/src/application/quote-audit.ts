@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { upcast, withoutBookkeeping, type ProjectionContext } from '@lib/event-sourcing';
 import { EventStore, type RecordedEvent } from '@lib/event-store';
-import { ReadStore, type ReadDocument } from '@lib/read-store';
+import { ReadStore, type ReadDocument, type SortKey } from '@lib/read-store';
 import { quoteDecider, type Quote } from '../domain/quote.decider';
 import { quoteStream, type QuoteEvent, type QuoteLineItem, type QuoteTerms, type QuoteTotals } from '../domain/quote.events';
 import {
@@ -150,28 +150,32 @@ export async function auditQuote(events: EventStore, reads: ReadStore, quoteId: 
   if (aggregate && storedQuote) compareAggregate(aggregate, storedQuote, mismatches);
 
   const expectedVersions = [...documents.entries()].filter(([key]) => key.startsWith('quote_versions/')).map(([, doc]) => doc as QuoteVersionDocument);
-  const storedVersions: QuoteVersionDocument[] = [];
+  const storedVersions = await storedOfQuote<QuoteVersionDocument>(reads, QUOTE_VERSIONS, quoteId, [{ field: 'seq', direction: 'desc' }, { field: 'id', direction: 'desc' }]);
+  for (const expected of expectedVersions) {
+    compare(`version ${expected.seq}`, expected, storedVersions.get(expected.id) ?? null, mismatches);
+    storedVersions.delete(expected.id);
+  }
+  for (const extra of storedVersions.values()) mismatches.push(`version ${extra.seq}: stored, but the replay has no such version`);
+
+  const expectedLinks = [...documents.entries()].filter(([key]) => key.startsWith('quote_links/')).map(([, doc]) => doc as QuoteLinkDocument);
+  const storedLinks = await storedOfQuote<QuoteLinkDocument>(reads, QUOTE_LINKS, quoteId, [{ field: 'id', direction: 'asc' }]);
+  for (const expected of expectedLinks) {
+    compare(`link ${expected.id}`, expected, storedLinks.get(expected.id) ?? null, mismatches);
+    storedLinks.delete(expected.id);
+  }
+  // A link the quote was never sent with would still open the quote for whoever holds its token.
+  for (const extra of storedLinks.values()) mismatches.push(`link ${extra.id}: stored, but the replay never sent the quote with it`);
+  return { quoteId, steps, mismatches };
+}
+
+/** Every document of the quote in a collection indexed by quote id, by document id. */
+async function storedOfQuote<T extends ReadDocument & { quoteId: string }>(reads: ReadStore, collection: string, quoteId: string, sort: SortKey[]): Promise<Map<string, T>> {
+  const stored = new Map<string, T>();
   let after: unknown[] | undefined;
   do {
-    const page = await reads.find<QuoteVersionDocument>(QUOTE_VERSIONS, {
-      filter: { quoteId },
-      sort: [{ field: 'seq', direction: 'desc' }, { field: 'id', direction: 'desc' }],
-      limit: 500,
-      after,
-    });
-    storedVersions.push(...page.items);
+    const page = await reads.find<T>(collection, { filter: { quoteId }, sort, limit: 500, after });
+    for (const document of page.items) stored.set(document.id, document);
     after = page.nextAfter ?? undefined;
   } while (after);
-  const storedById = new Map(storedVersions.map((version) => [version.id, version]));
-  for (const expected of expectedVersions) {
-    compare(`version ${expected.seq}`, expected, storedById.get(expected.id) ?? null, mismatches);
-    storedById.delete(expected.id);
-  }
-  for (const extra of storedById.values()) mismatches.push(`version ${extra.seq}: stored, but the replay has no such version`);
-
-  // Links are keyed by token hash and have no index by quote: read each one the replay sent.
-  const expectedLinks = [...documents.entries()].filter(([key]) => key.startsWith('quote_links/')).map(([, doc]) => doc as QuoteLinkDocument);
-  const storedLinks = await Promise.all(expectedLinks.map((link) => reads.get<QuoteLinkDocument>(QUOTE_LINKS, link.id)));
-  expectedLinks.forEach((expected, index) => compare(`link ${expected.id}`, expected, storedLinks[index], mismatches));
-  return { quoteId, steps, mismatches };
+  return stored;
 }

@@ -201,7 +201,8 @@ export const quotesProjection: Projection = {
       { fields: [{ field: 'status', direction: 'asc' }, { field: 'validUntil', direction: 'asc' }, { field: 'id', direction: 'asc' }] },
     ],
     quote_versions: [{ fields: [{ field: 'quoteId', direction: 'asc' }, { field: 'seq', direction: 'desc' }, { field: 'id', direction: 'desc' }] }],
-    quote_links: [],
+    // audit:quote: every link stored for a quote, including any the quote's events never sent.
+    quote_links: [{ fields: [{ field: 'quoteId', direction: 'asc' }, { field: 'id', direction: 'asc' }] }],
   },
   filter: { streamPrefixes: [QUOTE_STREAM] },
   async handle(recorded: RecordedEvent, context) {
