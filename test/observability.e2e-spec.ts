@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { atGeneration, checkpointName, rebuildProjections } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
+import { MessageBus } from '@lib/message-bus';
 import { createLogger, flushRequestLines } from '@lib/observability';
 import { ReadStore } from '@lib/read-store';
 import { ProjectionRegistry } from '@lib/runtime';
@@ -274,6 +275,19 @@ describe('/readyz when the process cannot do its work', () => {
       expect(res.status).toBe(503);
       expect(res.body.checks.eventStore.ok).toBe(false);
       expect(res.body.checks.readStore).toEqual({ ok: true });
+    } finally {
+      await app.close().catch(() => undefined);
+    }
+  });
+
+  it('answers 503 naming the message bus when it does not answer, though nothing was published since', async () => {
+    const app = await TestApp.start();
+    try {
+      await app.get(MessageBus).close();
+      const res = await app.request('GET', '/readyz');
+      expect(res.status).toBe(503);
+      expect(res.body.checks.messageBus.ok).toBe(false);
+      expect(res.body.checks.eventStore).toEqual({ ok: true });
     } finally {
       await app.close().catch(() => undefined);
     }

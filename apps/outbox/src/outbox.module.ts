@@ -40,8 +40,12 @@ export class OutboxModule implements OnApplicationBootstrap, OnApplicationShutdo
       pending: await this.reads.count(DELIVERIES, { status: 'pending' }),
       processing: await this.reads.count(DELIVERIES, { status: 'processing' }),
     }));
-    // The relay is what needs the bus: it is reachable while the relay's publishes succeed.
-    this.readiness.register('messageBus', async () => (this.busFailure ? `publishing to the bus failed: ${this.busFailure}` : null));
+    // The relay and the reactors need the bus: it must answer now, and the relay's last publish must have succeeded.
+    this.readiness.register('messageBus', async () => {
+      if (this.busFailure) return `publishing to the bus failed: ${this.busFailure}`;
+      await this.bus.probe();
+      return null;
+    });
     const after = (await this.reads.getCheckpoint(RELAY_CHECKPOINT)) ?? 0;
     this.relay = this.events.subscribeToAll({
       after,

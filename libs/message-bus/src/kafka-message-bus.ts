@@ -72,6 +72,8 @@ export class KafkaMessageBus extends MessageBus {
   private queue: PendingPublish[] = [];
   private sending = false;
   private closed = false;
+  /** the metadata request of a probe still waiting for a broker: later probes share it */
+  private probing: Promise<void> | null = null;
 
   private constructor(
     private readonly kafka: Kafka,
@@ -179,6 +181,18 @@ export class KafkaMessageBus extends MessageBus {
       throw error;
     }
     return consumer;
+  }
+
+  /** A metadata request to a broker (no topics named): answered only while one is reachable. */
+  probe(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the bus is closed'));
+    this.probing ??= this.admin
+      .describeCluster()
+      .then(() => undefined)
+      .finally(() => {
+        this.probing = null;
+      });
+    return this.probing;
   }
 
   async close(): Promise<void> {

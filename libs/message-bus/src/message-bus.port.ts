@@ -34,5 +34,7 @@ export abstract class MessageBus {
   /** Resolves once the messages are durably accepted by the bus. */
   abstract publish(topic: string, messages: BusMessage[]): Promise<void>;
   abstract consume(options: ConsumeOptions): Promise<Consumer>;
+  /** Resolves once the bus has answered a request made now; rejects with why it could not (readiness). */
+  abstract probe(): Promise<void>;
   abstract close(): Promise<void>;
 }

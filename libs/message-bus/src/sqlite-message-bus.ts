@@ -203,6 +203,11 @@ export class SqliteMessageBus extends MessageBus {
     return consumer;
   }
 
+  /** A read of the log's file: throws once the database is closed or unreadable. */
+  async probe(): Promise<void> {
+    this.statements.get('SELECT count(*) FROM sqlite_master').get();
+  }
+
   async close(): Promise<void> {
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     this.retentionTimer = null;

@@ -182,6 +182,14 @@ export function describeMessageBusContract(
       expect(values(outbox.received).sort()).toEqual(expected);
       expect(values(audit.received).sort()).toEqual(expected);
     });
+
+    it('answers a probe while open, and refuses one once closed (readiness)', async () => {
+      await expect(bus.probe()).resolves.toBeUndefined();
+      const other = await factory();
+      await expect(other.bus.probe()).resolves.toBeUndefined();
+      await other.cleanup();
+      await expect(other.bus.probe()).rejects.toThrow();
+    });
   });
 }
 
