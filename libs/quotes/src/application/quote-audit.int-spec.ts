@@ -75,4 +75,9 @@ describe('auditQuote: the customer link', () => {
     await store({ ...(await storedLink()), id: hashQuoteToken('other-quote'), quoteId: 'quo_2' });
     expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${stray}: stored, but the replay never sent the quote with it`]);
   });
+
+  it('given the link stored under another quote, then the audit names the quote it opens', async () => {
+    await store({ ...(await storedLink()), quoteId: 'quo_2' });
+    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${LINK.tokenHash}.quoteId: replay "${QUOTE}", stored "quo_2"`]);
+  });
 });
