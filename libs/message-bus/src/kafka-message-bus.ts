@@ -60,6 +60,9 @@ interface PendingPublish {
 
 const logger = new Logger('KafkaMessageBus');
 
+/** How long concurrent readiness probes share one metadata request. */
+const PROBE_SHARE_MS = 1_000;
+
 /**
  * The message bus on Apache Kafka. A message's partition is chosen by its key (Kafka's murmur2
  * partitioner), so each key keeps its order; a consumer group splits the partitions among its
@@ -72,8 +75,8 @@ export class KafkaMessageBus extends MessageBus {
   private queue: PendingPublish[] = [];
   private sending = false;
   private closed = false;
-  /** the metadata request of a probe still waiting for a broker: later probes share it */
-  private probing: Promise<void> | null = null;
+  /** the last probe's metadata request, shared by the probes of the next PROBE_SHARE_MS */
+  private probing: { sentAt: number; answer: Promise<void> } | null = null;
 
   private constructor(
     private readonly kafka: Kafka,
@@ -183,16 +186,28 @@ export class KafkaMessageBus extends MessageBus {
     return consumer;
   }
 
-  /** A metadata request to a broker (no topics named): answered only while one is reachable. */
+  /**
+   * A metadata request to a broker (no topics named): answered only while one is reachable.
+   * Probes within PROBE_SHARE_MS of one another share a request, answered or not; a later probe
+   * sends its own, so a broker that stopped answering and came back counts as soon as it answers
+   * again, not only once an earlier request has timed out.
+   */
   probe(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the bus is closed'));
-    this.probing ??= this.admin
-      .describeCluster()
-      .then(() => undefined)
-      .finally(() => {
-        this.probing = null;
-      });
-    return this.probing;
+    const now = performance.now();
+    if (this.probing === null || now - this.probing.sentAt >= PROBE_SHARE_MS) {
+      const answer = this.admin.describeCluster().then(
+        () => undefined,
+        (error: unknown) => {
+          // kafkajs reports a broker that did not answer as a failed destructuring of its missing reply.
+          throw new Error(`no broker answered a metadata request (${error instanceof Error ? error.message : String(error)})`);
+        },
+      );
+      // A shared probe nobody waits for any more must not be an unhandled rejection.
+      answer.catch(() => undefined);
+      this.probing = { sentAt: now, answer };
+    }
+    return this.probing.answer;
   }
 
   async close(): Promise<void> {
