@@ -81,10 +81,10 @@ describe('operations: projection rebuilds and audits', () => {
       },
     });
     expect(checkedDuringBuild).toBeGreaterThan(3);
-    expect(result.projections.find((p) => p.name === 'quotes')).toEqual({ name: 'quotes', version: 2, from: 0, to: 1 });
-    expect(result.dropped).toContain('quotes_v2');
-    expect(await engineOf(store).listCollections()).toEqual(expect.arrayContaining(['quotes_v2_g1', 'quote_versions_v2_g1']));
-    expect(await engineOf(store).listCollections()).not.toContain('quotes_v2');
+    expect(result.projections.find((p) => p.name === 'quotes')).toEqual({ name: 'quotes', version: 3, from: 0, to: 1 });
+    expect(result.dropped).toContain('quotes_v3');
+    expect(await engineOf(store).listCollections()).toEqual(expect.arrayContaining(['quotes_v3_g1', 'quote_versions_v3_g1']));
+    expect(await engineOf(store).listCollections()).not.toContain('quotes_v3');
     expect(await quotesList()).toEqual(quotesBefore);
     expect(await versions(quoteId)).toEqual(versionsBefore);
     // The projector followed the switch: a new write is read back from the new generation.
@@ -131,7 +131,7 @@ describe('operations: projection rebuilds and audits', () => {
     const status = JSON.parse(out);
     expect(status.projections.map((p: any) => p.name).sort()).toEqual(app.get(ProjectionRegistry).all().map((p) => p.name).sort());
     const quotes = status.projections.find((p: any) => p.name === 'quotes');
-    expect(quotes).toMatchObject({ version: 2, rebuild: null });
+    expect(quotes).toMatchObject({ version: 3, rebuild: null });
     expect(quotes.generation).toBeGreaterThanOrEqual(2);
     expect(quotes.lag).toBe(status.head - quotes.checkpoint);
   });
@@ -181,36 +181,36 @@ describe('operations: projection rebuilds and audits', () => {
   it('audit:quote exits 1 and names the difference when a stored version snapshot differs from the replay', async () => {
     const store = app.get(ReadStore);
     const [entry] = await versions(quoteId);
-    const stored = (await store.find<any>('quote_versions_v2', { filter: { quoteId }, sort: [{ field: 'seq', direction: 'desc' }, { field: 'id', direction: 'desc' }], limit: 1 })).items[0];
+    const stored = (await store.find<any>('quote_versions_v3', { filter: { quoteId }, sort: [{ field: 'seq', direction: 'desc' }, { field: 'id', direction: 'desc' }], limit: 1 })).items[0];
     expect(stored.snapshot.total).toBe(entry.snapshot.total);
-    await store.upsert([{ collection: 'quote_versions_v2', document: { ...stored, snapshot: { ...stored.snapshot, total: 1 } } }]);
+    await store.upsert([{ collection: 'quote_versions_v3', document: { ...stored, snapshot: { ...stored.snapshot, total: 1 } } }]);
     try {
       const { code, err } = await cli(app, 'audit:quote', quoteId);
       expect(code).toBe(1);
       expect(err).toContain('MISMATCH');
       expect(err).toContain(`version ${stored.seq}.snapshot`);
     } finally {
-      await store.upsert([{ collection: 'quote_versions_v2', document: stored }]);
+      await store.upsert([{ collection: 'quote_versions_v3', document: stored }]);
     }
     expect((await cli(app, 'audit:quote', quoteId)).code).toBe(0);
   });
 
   it('audit:quote exits 1 and names the link when the stored customer link differs from the replay or is missing', async () => {
     const store = app.get(ReadStore);
-    const { tokenHash } = (await store.get<any>('quotes_v2', quoteId))!;
-    const stored = (await store.get<any>('quote_links_v2', tokenHash))!;
+    const { tokenHash } = (await store.get<any>('quotes_v3', quoteId))!;
+    const stored = (await store.get<any>('quote_links_v3', tokenHash))!;
     expect(stored.offer.total).toBe(99.19);
     try {
-      await store.upsert([{ collection: 'quote_links_v2', document: { ...stored, offer: { ...stored.offer, total: 1 } } }]);
+      await store.upsert([{ collection: 'quote_links_v3', document: { ...stored, offer: { ...stored.offer, total: 1 } } }]);
       const altered = await cli(app, 'audit:quote', quoteId);
       expect(altered.code).toBe(1);
       expect(altered.err).toContain(`link ${tokenHash}.offer.total: replay 99.19, stored 1`);
-      await store.delete('quote_links_v2', tokenHash);
+      await store.delete('quote_links_v3', tokenHash);
       const missing = await cli(app, 'audit:quote', quoteId);
       expect(missing.code).toBe(1);
       expect(missing.err).toContain(`link ${tokenHash}: replay has it, the store has nothing`);
     } finally {
-      await store.upsert([{ collection: 'quote_links_v2', document: stored }]);
+      await store.upsert([{ collection: 'quote_links_v3', document: stored }]);
     }
     expect((await cli(app, 'audit:quote', quoteId)).code).toBe(0);
   });

@@ -67,13 +67,13 @@ describe('projections:rebuild killed with SIGKILL and run again', () => {
     const resumed = await cli(dataDir, 'projections:rebuild', 'quotes', '--switch-grace-ms', '0');
     expect(resumed.code).toBe(0);
     expect(resumed.out).toContain(`resumed from position ${stoppedAt}`);
-    expect(resumed.out).toContain('quotes v2: generation 0 → 1');
+    expect(resumed.out).toContain('quotes v3: generation 0 → 1');
 
     const after = JSON.parse((await cli(dataDir, 'projections:status', '--json')).out);
     expect(after.projections.find((p: any) => p.name === 'quotes')).toMatchObject({ generation: 1, checkpoint: head, lag: 0, rebuild: null });
     // The resumed build is the same as a replay: every quote the kill interrupted included.
     const check = new SqliteReadStore({ file: join(dataDir, 'read-models.db') });
-    expect(await check.count('quotes_v2_g1')).toBe(Math.ceil(30_000 / 7));
+    expect(await check.count('quotes_v3_g1')).toBe(Math.ceil(30_000 / 7));
     await check.close();
     for (const index of [0, 1_000, 2_000, 4_000]) {
       const audit = await cli(dataDir, 'audit:quote', `quo_gen${String(index).padStart(8, '0')}`);

@@ -56,7 +56,7 @@ describe('quote.v1.lineItemsReplaced → quote.v2.lineItemsReplaced', () => {
       const quote = await reads.get(QUOTES, QUOTE);
       const versions = await reads.find(QUOTE_VERSIONS, { filter: { quoteId: QUOTE }, sort: [{ field: 'seq', direction: 'desc' }, { field: 'id', direction: 'desc' }], limit: 10 });
       const audit = await auditQuote(eventStore, reads, QUOTE);
-      expect(await reads.engine.listCollections()).toContain('quotes_v2_g1');
+      expect(await reads.engine.listCollections()).toContain('quotes_v3_g1');
       results.push({ types: stored.map((e) => e.type), aggregate, quote: quote && withoutBookkeeping(quote), versions: versions.items.map(withoutBookkeeping), audit });
       await reads.close();
       await eventStore.close();

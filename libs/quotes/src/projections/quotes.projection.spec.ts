@@ -62,7 +62,8 @@ describe('quotes projection', () => {
       taxAmount: 18,
       total: 218,
       sentAt: T0 + 6,
-      viewedAt: T0 + 4,
+      // version 2 was sent after version 1 was viewed, and accepted without a view being recorded
+      viewedAt: null,
       validUntil: T0 + 6 + 30 * DAY_MS,
       createdAt: T0,
       // the expiring-soon notice is bookkeeping: updatedAt is the acceptance
@@ -108,6 +109,25 @@ describe('quotes projection', () => {
     // revised: the customer still sees version 1, but cannot act on it
     expect(await upTo(6)).toMatchObject({ status: 'draft', offer: { version: 1, taxRate: 21 } });
     expect(await upTo(history.length)).toMatchObject({ status: 'accepted', sentAt: T0 + 6, respondedAt: T0 + 7 + 28 * DAY_MS, offer: { version: 2, taxRate: 9, total: 218 } });
+  });
+
+  it('given a viewed quote revised and sent again, then neither the quote nor its link shows a view until the new version is viewed', async () => {
+    const events = decidedEvents([
+      createQuote(QUOTE, ORG, [line('Window', 100)], T0),
+      { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 3 },
+      { type: 'viewQuote', tokenHash: LINK.tokenHash, at: T0 + 4 },
+      { type: 'changeQuote', organizationId: ORG, terms: { taxRate: 9 }, revise: true, ifMatch: null, at: T0 + 5 },
+      { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 6 },
+      { type: 'viewQuote', tokenHash: LINK.tokenHash, at: T0 + 8 },
+    ]).map(recorded);
+    const viewed = events.pop()!;
+    for (const event of events) await applyEvent(store, quotesProjection, event);
+    expect(await quote()).toMatchObject({ status: 'sent', version: 2, sentAt: T0 + 6, viewedAt: null });
+    expect((await quote())!.listItem).toMatchObject({ status: 'sent', viewedAt: null });
+    expect(await store.get(QUOTE_LINKS, LINK.tokenHash)).toMatchObject({ status: 'sent', viewedAt: null, offer: { version: 2 } });
+    await applyEvent(store, quotesProjection, viewed);
+    expect(await quote()).toMatchObject({ status: 'viewed', viewedAt: T0 + 8 });
+    expect(await store.get(QUOTE_LINKS, LINK.tokenHash)).toMatchObject({ status: 'viewed', viewedAt: T0 + 8 });
   });
 
   it('given every event delivered twice, then the read models are the same as with each once', async () => {

@@ -147,7 +147,8 @@ function applied(quote: QuoteDocument, event: Exclude<QuoteEvent, QuoteCreated>)
     case 'quote.v1.externalRefChanged':
       return { ...next, externalRef: event.data.externalRef };
     case 'quote.v1.sent':
-      return { ...next, status: 'sent', sentAt: event.data.sentAt, validUntil: event.data.validUntil, tokenHash: event.data.tokenHash };
+      // A send starts the customer's view anew: the version sent has not been viewed yet.
+      return { ...next, status: 'sent', sentAt: event.data.sentAt, viewedAt: null, validUntil: event.data.validUntil, tokenHash: event.data.tokenHash };
     case 'quote.v1.viewed':
       return { ...next, status: 'viewed', viewedAt: event.data.at };
     case 'quote.v1.accepted':
@@ -167,7 +168,6 @@ function startsVersionEntry(event: QuoteEvent): { changeDescription: string } | 
 
 async function updateLink(context: ProjectionContext, quote: QuoteDocument, event: QuoteEvent): Promise<void> {
   if (event.type === 'quote.v1.sent') {
-    const previous = await context.get<QuoteLinkDocument>('quote_links', event.data.tokenHash);
     context.put('quote_links', {
       id: event.data.tokenHash,
       organizationId: quote.organizationId,
@@ -175,7 +175,7 @@ async function updateLink(context: ProjectionContext, quote: QuoteDocument, even
       status: quote.status,
       offer: offerOf(quote),
       sentAt: event.data.sentAt,
-      viewedAt: previous?.viewedAt ?? null,
+      viewedAt: null,
       respondedAt: null,
     } satisfies QuoteLinkDocument);
     return;
@@ -189,8 +189,9 @@ async function updateLink(context: ProjectionContext, quote: QuoteDocument, even
 
 export const quotesProjection: Projection = {
   name: 'quotes',
-  // v2: quote documents carry their list item.
-  version: 2,
+  // v2: quote documents carry their list item. v3: a send clears viewedAt (a quote viewed, revised
+  // and sent again showed the earlier view).
+  version: 3,
   collections: {
     // GET /quotes: newest first, filtered by status and/or submissionId, answered from the index
     // (it includes the list item); the expiry check by status and validUntil.
