@@ -25,8 +25,9 @@ export interface SqliteMessageBusOptions {
   busyTimeoutMs?: number;
   /**
    * `NORMAL` (default) keeps every commit across a process crash (WAL); an OS crash or power loss
-   * can drop the newest commits, which the relay then publishes again from its checkpoint.
-   * `FULL` also syncs each commit to disk.
+   * can drop the newest commits. The relay's checkpoint and the reactors' work live in another
+   * file, which may keep what this one lost, so the product opens its bus with `FULL`, which syncs
+   * each commit to disk.
    */
   synchronous?: 'NORMAL' | 'FULL';
   /** Clock for lease expiry and retention; defaults to `Date.now`. */

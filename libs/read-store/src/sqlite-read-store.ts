@@ -23,9 +23,11 @@ export interface SqliteReadStoreOptions {
   /** How long a writer waits for another process holding the write lock. */
   busyTimeoutMs?: number;
   /**
-   * `NORMAL` (default) keeps every commit across a process crash (WAL); only an OS crash or power
-   * loss can drop the newest commits, which replays from the event store restore. `FULL` also
-   * syncs each commit to disk.
+   * `NORMAL` (default) keeps every commit across a process crash (WAL); an OS crash or power loss
+   * can drop the newest commits. A projection's writes and its checkpoint go together, so replays
+   * from the event store restore those; but what guards another file (the outbox relay's
+   * checkpoint, webhook deliveries whose bus offsets are committed after them) would be lost, so
+   * the product opens its store with `FULL`, which syncs each commit to disk.
    */
   synchronous?: 'NORMAL' | 'FULL';
 }

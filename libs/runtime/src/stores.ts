@@ -43,14 +43,16 @@ export function openEventStore(config: AppConfig): EventStore {
 
 /** The read store (MongoDB, or the embedded file), serving each projection's active generation (see ActiveProjectionReadStore). */
 export async function openReadStore(config: AppConfig): Promise<ActiveProjectionReadStore> {
-  if (!config.mongodbUrl) return new ActiveProjectionReadStore(new SqliteReadStore({ file: join(ensureDataDir(config), EMBEDDED_FILES.readStore) }));
+  // FULL: the relay's checkpoint and the webhook deliveries here must not outlive, after a power loss, what they guard in the bus file.
+  if (!config.mongodbUrl) return new ActiveProjectionReadStore(new SqliteReadStore({ file: join(ensureDataDir(config), EMBEDDED_FILES.readStore), synchronous: 'FULL' }));
   const { MongoReadStore } = require('@lib/read-store/mongo-read-store') as typeof import('@lib/read-store/mongo-read-store');
   return new ActiveProjectionReadStore(await MongoReadStore.connect({ url: config.mongodbUrl }));
 }
 
 /** The message bus: Kafka, or the embedded file. */
 export async function openMessageBus(config: AppConfig): Promise<MessageBus> {
-  if (!config.kafkaBrokers) return new SqliteMessageBus({ file: join(ensureDataDir(config), EMBEDDED_FILES.messageBus), retentionMs: config.embeddedBusRetentionMs });
+  // FULL: a published message must be on disk before the relay's checkpoint (in the read store) passes it.
+  if (!config.kafkaBrokers) return new SqliteMessageBus({ file: join(ensureDataDir(config), EMBEDDED_FILES.messageBus), retentionMs: config.embeddedBusRetentionMs, synchronous: 'FULL' });
   const { KafkaMessageBus } = require('@lib/message-bus/kafka-message-bus') as typeof import('@lib/message-bus/kafka-message-bus');
   return KafkaMessageBus.connect({
     brokers: config.kafkaBrokers,
