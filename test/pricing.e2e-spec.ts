@@ -172,6 +172,21 @@ describe('live pricing', () => {
       });
     });
 
+    it('takes basePricing back as it is, subtotal and all, with amounts computed in floating point; the server rounds and sums', async () => {
+      const { sessionId, customerToken, session } = await configuredSession(app, live);
+      const { adjustments, read } = capability(await receiver.next(isPricingFor(sessionId)));
+      const [window, screen] = session.basePricing.lineItems;
+      // 551.88 × 1.1 = 607.0680000000001 and 0.1 + 0.2 = 0.30000000000000004 in JavaScript
+      const lineItems = [{ ...window, quantity: 1, unitPrice: 551.88 * 1.1 }, { ...screen, quantity: 3, unitPrice: 0.1 + 0.2 }];
+      const put = await app.request('PUT', adjustments, { body: { ...session.basePricing, configHash: session.configHash, lineItems } });
+      expect([put.status, put.body]).toEqual([200, { applied: true, isCurrentConfiguration: true }]);
+
+      const stored = (await app.request('GET', read)).body.adjustments;
+      expect(stored.lineItems.map((i: any) => [i.quantity, i.unitPrice, i.total])).toEqual([[1, 607.068, 607.07], [3, 0.3, 0.9]]);
+      expect(stored.subtotal).toBe(607.97);
+      expect((await view(sessionId, customerToken)).pricing).toMatchObject({ source: 'external', subtotal: 607.97 });
+    });
+
     it('is not sent while live pricing is off', async () => {
       const off = await liveOrganization(app, receiver);
       await setLivePricing(off.organizationId, false);

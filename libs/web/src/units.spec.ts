@@ -19,6 +19,31 @@ describe('sizes in the unit of the organization', () => {
     for (const text of ['', 'abc', '12a', '-5', '1.2.3']) expect(parseSizeInput(text, 'metric')).toBeNull();
   });
 
+  it('takes a limit typed in inches exactly as it is shown as that limit, so the customer can enter it', () => {
+    const limits = { min: 400, max: 1500 };
+    expect([formatSize(400, 'imperial', 'en'), formatSize(1500, 'imperial', 'de')]).toEqual(['15.7 in', '59,1 in']);
+    expect(parseSizeInput('15.7', 'imperial')).toBe(399);
+    expect(parseSizeInput('59.1', 'imperial')).toBe(1501);
+    expect(parseSizeInput('15.7', 'imperial', limits)).toBe(400);
+    expect(parseSizeInput('59,1', 'imperial', limits)).toBe(1500);
+    expect(parseSizeInput('15.70', 'imperial', limits)).toBe(400);
+    // Anything else is converted as it is: a value below the shown minimum is still refused by the API.
+    expect(parseSizeInput('15.6', 'imperial', limits)).toBe(396);
+    expect(parseSizeInput('59.2', 'imperial', limits)).toBe(1504);
+    expect(parseSizeInput('47.2', 'imperial', limits)).toBe(1199);
+    expect(parseSizeInput('1500', 'metric', limits)).toBe(1500);
+  });
+
+  it('accepts every limit as shown in inches, whatever the limits are', () => {
+    for (let limit = 1; limit <= 5000; limit++) {
+      const shown = formatSize(limit, 'imperial', 'en').replace(' in', '');
+      expect(sizeInputValue(limit, 'imperial')).toBe(shown);
+      const asMin = parseSizeInput(shown, 'imperial', { min: limit, max: 10_000 })!;
+      const asMax = parseSizeInput(shown, 'imperial', { min: 0, max: limit })!;
+      if (asMin < limit || asMax > limit) throw new Error(`${limit} mm is shown as ${shown} in, read back as ${asMin}/${asMax} mm`);
+    }
+  });
+
   it('keeps a size that is shown in inches and typed back unchanged within a millimetre', () => {
     for (const mm of [400, 999, 1200, 2500, 3000]) {
       expect(Math.abs(parseSizeInput(sizeInputValue(mm, 'imperial'), 'imperial')! - mm)).toBeLessThanOrEqual(2);

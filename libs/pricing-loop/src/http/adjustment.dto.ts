@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { plainToInstance, Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsNumber, IsOptional, IsPositive, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
-import { createValidationPipe, IsDecimalNumber, PlainText } from '@lib/http';
+import { Allow, ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsNumber, IsOptional, IsPositive, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import Decimal from 'decimal.js';
+import { createValidationPipe, PlainText } from '@lib/http';
 import type { ExternalLineInput } from '@lib/submissions';
 import { ITEM_TYPES } from '@lib/templates';
 
@@ -9,8 +10,26 @@ import { ITEM_TYPES } from '@lib/templates';
 export const MAX_ADJUSTMENT_ITEMS = 200;
 export const MAX_DESCRIPTION = 2000;
 
+/** Decimals kept of a quantity or unit price. */
+const ADJUSTMENT_DECIMALS = 6;
+
 /** Optional fields may be absent or null (both mean "not given"). */
 const nullIsAbsent = ({ value }: { value: unknown }) => (value === null ? undefined : value);
+
+/**
+ * api-v1 asks only for a number, and partners compute in binary floating point (551.88 × 1.1 is
+ * 607.0680000000001), so any finite number is taken and rounded half-up, in decimal, to
+ * ADJUSTMENT_DECIMALS before the range checks: the noise goes, a price per unit in fractions of a
+ * cent stays. Negatives are left as sent, for the range check to refuse.
+ */
+const KeptDecimals = () =>
+  Transform(({ value }) => {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return value;
+    const rounded = new Decimal(value).toDecimalPlaces(ADJUSTMENT_DECIMALS, Decimal.ROUND_HALF_UP).toNumber();
+    return rounded === 0 ? 0 : rounded;
+  });
+
+const IsFiniteNumber = () => IsNumber({ allowNaN: false, allowInfinity: false }, { message: '$property must be a finite number' });
 
 /** One line of the external breakdown (api-v1 Adjustment line item). */
 export class AdjustmentLineItemDto {
@@ -18,12 +37,12 @@ export class AdjustmentLineItemDto {
   @PlainText() @IsString() @IsNotEmpty() @MaxLength(MAX_DESCRIPTION)
   description: string;
 
-  @ApiProperty({ exclusiveMinimum: true, minimum: 0, maximum: 1_000_000, example: 1 })
-  @IsDecimalNumber(6) @IsPositive({ message: 'quantity must be greater than 0' }) @Max(1_000_000)
+  @ApiProperty({ exclusiveMinimum: true, minimum: 0, maximum: 1_000_000, example: 1, description: 'Rounded half-up to 6 decimals' })
+  @KeptDecimals() @IsFiniteNumber() @IsPositive({ message: 'quantity must be greater than 0' }) @Max(1_000_000)
   quantity: number;
 
-  @ApiProperty({ minimum: 0, maximum: 1_000_000_000, example: 249.5, description: 'Per unit, in the organization currency' })
-  @IsDecimalNumber(6) @Min(0) @Max(1_000_000_000)
+  @ApiProperty({ minimum: 0, maximum: 1_000_000_000, example: 249.5, description: 'Per unit, in the organization currency; rounded half-up to 6 decimals' })
+  @KeptDecimals() @IsFiniteNumber() @Min(0) @Max(1_000_000_000)
   unitPrice: number;
 
   @ApiPropertyOptional({ enum: ITEM_TYPES, default: 'other' })
@@ -77,6 +96,11 @@ export class AdjustmentsDto {
   @KnownLineItemFields()
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_ADJUSTMENT_ITEMS) @ValidateNested({ each: true })
   lineItems: AdjustmentLineItemDto[];
+
+  /** api-v1: the basePricing object (with `subtotal`) can be sent back as it is; the subtotal is computed server-side. */
+  @ApiPropertyOptional({ type: Number, description: 'Ignored: the subtotal is computed server-side from the items' })
+  @Allow()
+  subtotal?: unknown;
 }
 
 export interface AdjustmentsBody {

@@ -200,7 +200,7 @@ class Configurator {
       type: 'text', inputmode: 'decimal', autocomplete: 'off', required: true,
       value: mm === null ? '' : sizeInputValue(mm, unitSystem),
       oninput: (e: Event) => {
-        change(parseSizeInput((e.target as HTMLInputElement).value, unitSystem));
+        change(parseSizeInput((e.target as HTMLInputElement).value, unitSystem, { min, max }));
         this.scheduleSave();
       },
     });
