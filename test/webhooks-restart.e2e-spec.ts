@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DELIVERIES, type DeliveryRecord } from '@lib/webhooks';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
-import { pause } from './quotes-fixtures';
+import { pause, QuoteFixtures } from './quotes-fixtures';
 import { ADMIN_TOKEN, openReadStore, TestApp } from './support/test-app';
 
 const ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '0,100,200', WEBHOOK_ATTEMPT_TIMEOUT_MS: '1000' };
@@ -79,6 +79,41 @@ describe('webhooks across a restart (same DATA_DIR)', () => {
     expect(requests).toHaveLength(2);
     expect(requests.map((r) => r.headers['x-service-delivery'])).toEqual([id, id]);
     expect(requests[1].rawBody).toBe(requests[0].rawBody);
+  });
+
+  it('given a quote.sent whose attempt is cut short by a stop, then the attempt after the restart carries the customer link, which the stored record never holds', async () => {
+    await start();
+    const path = '/restart/quote-sent';
+    const fixtures = new QuoteFixtures(app!);
+    const org = await fixtures.organization({ settings: { webhookUrl: receiver.url(path) } });
+    expect((await app!.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN })).status).toBe(201);
+    const submissionId = await fixtures.submission(org);
+    const quoteId = await fixtures.createQuote(org, submissionId);
+    // Everything before the send has arrived, so the hang below answers the first attempt of quote.sent.
+    await receiver.waitFor((r) => r.path === path && r.body?.event === 'submission.created' && r.body.data.submission.id === submissionId);
+    await receiver.waitFor((r) => r.path === path && r.body?.event === 'quote.created' && r.body.data.quote.id === quoteId);
+    receiver.respondWith(path, 'hang');
+    await fixtures.send(org, quoteId);
+    const link = `http://localhost:3000/q/${await fixtures.customerToken(quoteId)}`;
+    const sentTo = (r: { path: string; body: any }) => r.path === path && r.body?.event === 'quote.sent' && r.body.data.quote.id === quoteId;
+    const [first] = await receiver.waitFor(sentTo);
+    const id = first.body.id;
+    const { config } = app!;
+
+    await stop(); // the hanging attempt times out and is recorded; the retry is left to the next start
+    const store = await openReadStore(config);
+    const stored = await store.get<DeliveryRecord>(DELIVERIES, id);
+    await store.close();
+    expect(stored).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(JSON.stringify(stored)).not.toContain('/q/');
+
+    await start();
+    const requests = await receiver.waitFor(sentTo, 2);
+    expect(requests.map((r) => r.body.data.quote.customerUrl)).toEqual([link, link]);
+    expect(requests.map((r) => r.headers['x-service-delivery'])).toEqual([id, id]);
+    const record = await delivery(org.apiKey, id, (r) => r.status === 'delivered');
+    expect(record.attempts).toBe(2);
+    expect(JSON.stringify(record)).not.toContain('/q/');
   });
 
   it('given the process died mid-attempt (record left processing), then the next start returns it to pending and delivers it', async () => {

@@ -255,6 +255,51 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
     });
   });
 
+  describe('the customer quote link is a capability: delivered, never logged', () => {
+    it('quote.sent: the receiver gets the link on the first attempt, the retry and a redelivery; GET /events, GET /events/{id} and the stored record never hold it', async () => {
+      const org = await hookOrg();
+      const submissionId = await fixtures.submission(org);
+      const quoteId = await fixtures.createQuote(org, submissionId);
+      const quote = await fixtures.quote(org, quoteId);
+      const sentTo = (r: ReceivedWebhook) => r.path === org.path && r.body?.event === 'quote.sent' && r.body.data.quote.id === quoteId;
+      // Everything before the send has arrived, so the 500 below answers the first attempt of quote.sent.
+      await receiver.waitFor((r) => r.path === org.path && r.body?.event === 'submission.created' && r.body.data.submission.id === submissionId);
+      await receiver.waitFor((r) => r.path === org.path && r.body?.event === 'quote.created' && r.body.data.quote.id === quoteId);
+      receiver.respondWith(org.path, 500);
+
+      await fixtures.send(org, quoteId);
+      const quoteToken = await fixtures.customerToken(quoteId);
+      const link = `http://localhost:3000/q/${quoteToken}`;
+      const [first, retry] = await receiver.waitFor(sentTo, 2);
+      const id = first.body.id;
+      const quoteData = { id: quoteId, quoteNumber: quote.quoteNumber, version: 1, status: 'sent', total: quote.total, currency: 'EUR' };
+      for (const request of [first, retry]) {
+        expect(request.body.data.quote).toEqual({ ...quoteData, customerUrl: link });
+        expect(serviceSignatureValid(request, org.secret!)).toBe(true);
+      }
+      expect((await app.request('GET', `/storefront/v1/quotes/${quoteToken}`)).status).toBe(200);
+
+      // What a read-only key sees of the delivery log.
+      const record = await deliveryById({ ...org, apiKey: org.readOnlyKey }, id, (r) => r.status === 'delivered');
+      expect(record).toMatchObject({ type: 'quote.sent', attempts: 2, lastError: 'HTTP 500' });
+      expect(record.payload.data).toEqual({ quote: quoteData, customer: { name: 'Ada Lovelace', email: 'ada@example.com' }, submission: { id: submissionId } });
+      const list = await app.request('GET', '/api/v1/events?type=quote.sent&limit=100', { token: org.readOnlyKey });
+      expect(list.body.data.map((r: any) => r.id)).toContain(id);
+      const stored = async () => JSON.stringify(await app.get(ReadStore).get(DELIVERIES, id));
+      for (const seen of [JSON.stringify(record), JSON.stringify(list.body), await stored()]) {
+        expect(seen).not.toContain(quoteToken);
+        expect(seen).not.toContain('/q/');
+      }
+
+      expect((await app.request('POST', `/api/v1/events/${id}/redeliver`, { token: org.apiKey })).status).toBe(200);
+      const requests = await receiver.waitFor(sentTo, 3);
+      expect(requests[2].body.data.quote.customerUrl).toBe(link);
+      expect(requests[2].headers['x-service-delivery']).toBe(id);
+      await deliveryById(org, id, (r) => r.status === 'delivered' && r.attempts === 1);
+      expect(await stored()).not.toContain(quoteToken);
+    });
+  });
+
   describe('failures and retries', () => {
     it('given 500 then 200, then it is delivered on the retry, attempts counted, same delivery id', async () => {
       const org = await hookOrg();

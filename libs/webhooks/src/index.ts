@@ -16,5 +16,6 @@ export * from './application/webhook-delivery.reactor';
 export * from './application/webhook-dispatcher';
 export * from './sources/submission.source';
 export * from './sources/quote.source';
+export * from './sources/quote-link.finalizer';
 export * from './sources/lead.source';
 export * from './webhooks.module';

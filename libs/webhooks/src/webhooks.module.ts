@@ -10,6 +10,7 @@ import { WebhookOrganizations } from './application/webhook-organizations';
 import { EventsController } from './http/events.controller';
 import { PayloadFinalizerRegistry, WebhookSourceRegistry } from './registries';
 import { LeadWebhookSource } from './sources/lead.source';
+import { QuoteLinkFinalizer } from './sources/quote-link.finalizer';
 import { QuoteWebhookSource } from './sources/quote.source';
 import { SubmissionWebhookSource } from './sources/submission.source';
 import { NodeWebhookSender, WebhookSender } from './transport/webhook-sender';
@@ -33,6 +34,7 @@ import { webhookDispatchSettings, WEBHOOK_DISPATCH_SETTINGS } from './webhook-se
     WebhookDeliveryReactor,
     SubmissionWebhookSource,
     QuoteWebhookSource,
+    QuoteLinkFinalizer,
     LeadWebhookSource,
     { provide: WEBHOOK_DISPATCH_SETTINGS, inject: [APP_CONFIG], useFactory: (config: AppConfig) => webhookDispatchSettings(config) },
   ],
@@ -44,11 +46,14 @@ export class WebhooksModule implements OnModuleInit {
     reactors: ReactorRegistry,
     reactor: WebhookDeliveryReactor,
     sources: WebhookSourceRegistry,
+    finalizers: PayloadFinalizerRegistry,
     submissions: SubmissionWebhookSource,
     quotes: QuoteWebhookSource,
+    quoteLinks: QuoteLinkFinalizer,
     leads: LeadWebhookSource,
   ) {
     sources.register(submissions, quotes, leads);
+    finalizers.register(quoteLinks);
     reactors.register(reactor);
   }
 

@@ -61,7 +61,9 @@ export class WebhookDeliveries {
       const record = await this.owned(organizationId, deliveryId);
       if (isInFlight(record)) throw new AlreadyInFlight();
       const schedule = record.fastPath ? this.config.pricingRetryScheduleMs : this.config.webhookRetryScheduleMs;
-      const stored = await this.store.compareAndSet(record, redelivered(record, this.clock.now(), schedule));
+      // A record stored before a field was redacted loses it with this write.
+      const next = redelivered({ ...record, payload: this.finalizers.redact(record.type, record.payload) }, this.clock.now(), schedule);
+      const stored = await this.store.compareAndSet(record, next);
       if (stored) {
         this.signal.pending(stored);
         return;

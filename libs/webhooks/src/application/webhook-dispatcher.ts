@@ -209,7 +209,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       outcome = { delivered: false, error: 'internal_error', terminal: false };
     }
     const schedule = record.fastPath ? this.config.pricingRetryScheduleMs : this.config.webhookRetryScheduleMs;
-    const next = afterAttempt(record, outcome, this.clock.now(), schedule);
+    // A record stored before a field was redacted loses it with this write.
+    const next = afterAttempt({ ...record, payload: this.finalizers.redact(record.type, record.payload) }, outcome, this.clock.now(), schedule);
     const stored = await this.write(record, next);
     if (stored) this.observe(record, stored);
     if (stored?.status === 'pending') this.wakeAt(stored.scheduledFor);

@@ -35,23 +35,23 @@ describe('delivery records', () => {
       expect(retryDelay(SCHEDULE, 0, () => 0.99)).toBe(0);
     });
 
-    it('given the extremes of the random source, then the jitter stays within ±10 %', () => {
-      expect(retryDelay(SCHEDULE, 1, () => 0)).toBe(54_000);
-      expect(retryDelay(SCHEDULE, 1, () => 0.5)).toBe(60_000);
-      expect(retryDelay(SCHEDULE, 1, () => 0.999999)).toBe(66_000);
+    it('given the extremes of the random source, then the delay is never below the configured one and at most 10 % above it', () => {
+      expect(retryDelay(SCHEDULE, 1, () => 0)).toBe(60_000);
+      expect(retryDelay(SCHEDULE, 1, () => 0.5)).toBe(63_000);
+      expect(retryDelay(SCHEDULE, 1, () => 0.999999)).toBe(65_999);
     });
 
-    it('given many draws, then every delay is within ±10 % and they spread out', () => {
+    it('given many draws, then no attempt comes earlier than configured, none more than 10 % later, and they spread out', () => {
       const draws = Array.from({ length: 500 }, () => retryDelay(SCHEDULE, 2));
       for (const d of draws) {
-        expect(d).toBeGreaterThanOrEqual(270_000);
+        expect(d).toBeGreaterThanOrEqual(300_000);
         expect(d).toBeLessThanOrEqual(330_000);
       }
       expect(new Set(draws).size).toBeGreaterThan(100);
     });
 
     it('given an index past the schedule, then the last delay applies', () => {
-      expect(retryDelay(SCHEDULE, 10, () => 0.5)).toBe(900_000);
+      expect(retryDelay(SCHEDULE, 10, () => 0)).toBe(900_000);
     });
   });
 
@@ -67,7 +67,12 @@ describe('delivery records', () => {
 
     it('given a retryable failure with budget left, then pending again, due after the next delay of the schedule', () => {
       const next = afterAttempt(record(), { delivered: false, error: 'HTTP 500', terminal: false }, 10_000, SCHEDULE, half);
-      expect(next).toMatchObject({ status: 'pending', attempts: 1, lastError: 'HTTP 500', scheduledFor: 70_000, leaseUntil: null });
+      expect(next).toMatchObject({ status: 'pending', attempts: 1, lastError: 'HTTP 500', scheduledFor: 10_000 + 63_000, leaseUntil: null });
+    });
+
+    it('given the lowest random draw, then the retry is due exactly the configured delay later, never earlier', () => {
+      const next = afterAttempt(record({ attempts: 1 }), { delivered: false, error: 'timeout', terminal: false }, 10_000, SCHEDULE, () => 0);
+      expect(next.scheduledFor).toBe(10_000 + 300_000);
     });
 
     it('given a terminal failure (410), then failed at once', () => {
@@ -85,6 +90,11 @@ describe('delivery records', () => {
     it('given a failed record, then pending with a fresh budget, the next generation and the same id', () => {
       const next = redelivered(record({ status: 'failed', attempts: 4, generation: 1, lastError: 'HTTP 500' }), 100_000, SCHEDULE, () => 0.5);
       expect(next).toMatchObject({ id: 'evt_1', status: 'pending', attempts: 0, maxAttempts: 4, generation: 2, scheduledFor: 100_000 });
+    });
+
+    it('given a schedule whose first delay is not zero, then the redelivery is not due before that delay', () => {
+      const next = redelivered(record({ status: 'failed' }), 100_000, [5_000, 60_000], () => 0);
+      expect(next.scheduledFor).toBe(105_000);
     });
 
     it('knows which statuses are in flight', () => {

@@ -111,16 +111,16 @@ export function deliveryId(domainEventId: string, type: string, entityId: string
 }
 
 /**
- * The wait before attempt number `attemptIndex + 1` (0-based index into the schedule), with
- * ±10 % jitter so that many deliveries failing together do not retry in lockstep. A zero delay
- * stays zero. `random` returns a number in [0, 1).
+ * The wait before attempt number `attemptIndex + 1` (0-based index into the schedule), with up to
+ * +10 % jitter so that many deliveries failing together do not retry in lockstep. The jitter only
+ * ever adds: the schedule is the delay before each attempt (decisions §1), so no attempt comes
+ * earlier than configured. A zero delay stays zero. `random` returns a number in [0, 1).
  */
 export function retryDelay(schedule: readonly number[], attemptIndex: number, random: () => number = Math.random): number {
   if (schedule.length === 0) return 0;
   const base = schedule[Math.min(attemptIndex, schedule.length - 1)];
   if (base <= 0) return 0;
-  const jitter = (random() * 2 - 1) * 0.1 * base;
-  return Math.max(0, Math.round(base + jitter));
+  return base + Math.floor(random() * 0.1 * base);
 }
 
 /** What one attempt came to. `terminal` failures (410, payload too large) stop the retries. */

@@ -22,7 +22,7 @@ export class EventsController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Read a delivery with its payload', description: 'The pricing callback block (capability token) is never part of the stored or returned payload.' })
+  @ApiOperation({ summary: 'Read a delivery with its payload', description: 'Capabilities are never part of the stored or returned payload: neither the `callback` block of `pricing.calculated` (capability token) nor `data.quote.customerUrl` of `quote.sent` (the customer\'s quote link). Both are added to each delivery attempt only.' })
   @ApiOkResponse({ type: DeliveryRecordDetailResponse })
   @ApiErrors('unauthorized', 'forbidden_plan', 'not_found')
   get(@CurrentCaller() caller: ApiCaller, @Param('id') id: string): Promise<DeliveryWithPayload> {

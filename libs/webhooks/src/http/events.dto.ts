@@ -77,7 +77,8 @@ export class WebhookEnvelopeResponse {
 export class DeliveryRecordDetailResponse extends DeliveryRecordResponse {
   @ApiProperty({
     type: WebhookEnvelopeResponse,
-    description: 'The delivered body. Secret-bearing fields are redacted: a pricing event is shown without its `callback` block (capability token).',
+    description:
+      'The delivered body without its capabilities: a pricing event is shown without its `callback` block (capability token), a `quote.sent` without `data.quote.customerUrl` (the customer\'s quote link).',
   })
   payload: WebhookEnvelopeResponse;
 }

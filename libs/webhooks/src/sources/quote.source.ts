@@ -1,8 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { EventStore, type RecordedEvent } from '@lib/event-store';
-import { quoteLinkUrl } from '@lib/quotes/application/quote-links';
 import { QUOTE_STREAM, type QuoteEvent, type QuoteEventSubject } from '@lib/quotes/domain/quote.events';
-import { APP_CONFIG, type AppConfig } from '@lib/shared';
 import type { WebhookEventDraft, WebhookSource } from '../webhook-sources';
 
 /** Domain event → webhook event name of every `quote.*` event of decisions §9. */
@@ -30,17 +28,15 @@ function subjectData(subject: QuoteEventSubject): Record<string, unknown> {
  * The `quote.*` webhooks. Quote events carry their subject (number, version, status, total,
  * customer) as it was at that moment. The customer's locale is on `created` and `sent` only; for
  * the other events it is read from the quote's own stream up to that event, so the result
- * depends on nothing that may have moved on since.
+ * depends on nothing that may have moved on since. The customer link of `quote.sent` is a
+ * capability: QuoteLinkFinalizer adds it per attempt, so the delivery log never holds it.
  */
 @Injectable()
 export class QuoteWebhookSource implements WebhookSource {
   readonly name = 'quotes';
   readonly filter = { streamPrefixes: [QUOTE_STREAM], eventTypePrefixes: Object.keys(QUOTE_WEBHOOK_TYPES) };
 
-  constructor(
-    private readonly events: EventStore,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly events: EventStore) {}
 
   async toWebhookEvents(recorded: RecordedEvent): Promise<WebhookEventDraft[]> {
     const event = recorded as unknown as QuoteEvent;
@@ -59,9 +55,6 @@ export class QuoteWebhookSource implements WebhookSource {
           externalRef: item.externalRef,
           order: item.order,
         }));
-        break;
-      case 'quote.v1.sent':
-        (data.quote as Record<string, unknown>).customerUrl = event.data.customerUrl ?? quoteLinkUrl(this.config, event.data.quoteId);
         break;
       case 'quote.v1.accepted':
         data.acceptance = { name: event.data.name };

@@ -5,6 +5,7 @@ import { SqliteEventStore, type EventData, type RecordedEvent } from '@lib/event
 import { quoteLinkUrl } from '@lib/quotes/application/quote-links';
 import { loadConfig } from '@lib/shared';
 import { LeadWebhookSource } from './lead.source';
+import { QuoteLinkFinalizer } from './quote-link.finalizer';
 import { QuoteWebhookSource } from './quote.source';
 import { SubmissionWebhookSource } from './submission.source';
 
@@ -37,7 +38,8 @@ describe('webhook sources', () => {
 
   describe('quotes', () => {
     const config = loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'sources-')), PUBLIC_BASE_URL: 'http://localhost:3000' });
-    const source = () => new QuoteWebhookSource(events, config);
+    const source = () => new QuoteWebhookSource(events);
+    const links = () => new QuoteLinkFinalizer(events, config);
 
     it.each([
       [0, 'quote.created', 'de'],
@@ -52,21 +54,48 @@ describe('webhook sources', () => {
       expect(draft.data).toMatchObject({ quote: { id: 'quo_1', quoteNumber: 'Q-2026-000001', version: 2, total: 121, currency: 'EUR' }, customer: { name: 'Ada', email: 'ada@example.com' }, submission: { id: 'sub_1' } });
     });
 
-    it('adds the line items to quote.created, the customer link to quote.sent and the reason to quote.rejected', async () => {
+    it('adds the line items to quote.created and the reason to quote.rejected', async () => {
       const [created] = await source().toWebhookEvents(quoteEvents[0]);
       expect(created.data.lineItems).toEqual([]);
-      const [sent] = await source().toWebhookEvents(quoteEvents[1]);
-      expect((sent.data.quote as any).customerUrl).toBe('http://localhost:3000/q/tok');
-    });
-
-    it('derives the customer link of a quote.sent that stores none (links derived from the quote id)', async () => {
-      const stored = quoteEvents[1];
-      const derived = { ...stored, data: { ...(stored.data as Record<string, unknown>), customerUrl: null } } as RecordedEvent;
-      const [sent] = await source().toWebhookEvents(derived);
-      expect((sent.data.quote as any).customerUrl).toBe(quoteLinkUrl(config, 'quo_1'));
-      expect((sent.data.quote as any).customerUrl).toMatch(/^http:\/\/localhost:3000\/q\/[0-9A-Za-z]{43}$/);
       const [rejected] = await source().toWebhookEvents(quoteEvents[3]);
       expect(rejected.data).toMatchObject({ quote: { status: 'rejected' }, rejection: { name: 'Ada', reason: 'Too expensive' } });
+    });
+
+    it('keeps the customer link (a capability) out of the quote.sent draft, whether the event kept it or not', async () => {
+      const stored = quoteEvents[1];
+      const derived = { ...stored, data: { ...(stored.data as Record<string, unknown>), customerUrl: null } } as RecordedEvent;
+      for (const event of [stored, derived]) {
+        const [sent] = await source().toWebhookEvents(event);
+        expect(sent.data.quote).toEqual(subject('sent').quote);
+        expect(JSON.stringify(sent)).not.toContain('/q/');
+      }
+    });
+
+    describe('the customer link, added to each attempt of quote.sent', () => {
+      const envelope = (quote: Record<string, unknown>) => ({ event: 'quote.sent', data: { ...subject('sent'), quote } });
+      const attempt = (quoteId: string) => ({ id: 'evt_1', organizationId: 'org_1', generation: 1, payload: envelope({ ...subject('sent').quote, id: quoteId }) });
+
+      it('given a quote sent with a link its event kept (before links were derived), then that link', async () => {
+        const finalized = await links().finalize(attempt('quo_1'));
+        expect(finalized).toEqual(envelope({ ...subject('sent').quote, customerUrl: 'http://localhost:3000/q/tok' }));
+      });
+
+      it('given a quote whose link is derived from its id, then the derived link', async () => {
+        await events.appendToStream('quote-quo_2', [{ type: 'quote.v1.sent', data: { ...base, quoteId: 'quo_2', ...subject('sent'), recipients: [], locale: 'en', sentAt: 2, validUntil: 9, customerUrl: null, tokenHash: 'h2', resend: false } }], 'no_stream');
+        const { data } = (await links().finalize(attempt('quo_2'))) as { data: { quote: { customerUrl: string } } };
+        expect(data.quote.customerUrl).toBe(quoteLinkUrl(config, 'quo_2'));
+        expect(data.quote.customerUrl).toMatch(/^http:\/\/localhost:3000\/q\/[0-9A-Za-z]{43}$/);
+      });
+
+      it('given a quote that was never sent, then no link: the attempt fails', async () => {
+        await expect(links().finalize(attempt('quo_unknown'))).rejects.toThrow('no send');
+      });
+
+      it('redacts a link that reached a stored payload, and leaves other payloads alone', () => {
+        expect(links().redact(envelope({ ...subject('sent').quote, customerUrl: 'http://localhost:3000/q/tok' }))).toEqual(envelope(subject('sent').quote));
+        const without = envelope(subject('sent').quote);
+        expect(links().redact(without)).toBe(without);
+      });
     });
 
     it('ignores quote events that are not webhooks', async () => {
