@@ -71,8 +71,9 @@ describe('secrets at rest', () => {
       expect({ name, foundInStores: stored.includes(Buffer.from(secret)) }).toEqual({ name, foundInStores: false });
     }
     // The quote link is derived from the quote id, so the immutable logs (the events, and the bus
-    // that relays them) never hold it. The outgoing e-mail queue and the webhook delivery log
-    // keep the link as it was sent (docs/decisions/quote-pdfs-and-email.md, webhooks.md).
+    // that relays them) never hold it. The outgoing e-mail queue keeps the link as it was sent
+    // (docs/decisions/quote-pdfs-and-email.md); the webhook delivery log never holds it: it is
+    // added to each attempt (docs/decisions/webhooks.md, test/webhooks.e2e-spec.ts).
     const logs = storedBytes(app.config.dataDir, (name) => name.startsWith('events.db') || name.startsWith('bus.db'));
     expect(logs.includes(Buffer.from(submitted.body.submissionId))).toBe(true); // the scan sees the logs
     expect({ quoteTokenInTheLogs: logs.includes(Buffer.from(quoteToken)) }).toEqual({ quoteTokenInTheLogs: false });
