@@ -248,6 +248,36 @@ describe('storefront and configuration sessions', () => {
       await expect(adjust(sessionId, hash)).rejects.toBeInstanceOf(StaleConfigHash);
     });
 
+    it('shows the answer for a configuration again when the customer goes back to it, and freezes it at submit', async () => {
+      const { sessionId, customerToken } = await startSession();
+      const { configHash: first } = (await configure(sessionId, customerToken)).body;
+      await adjust(sessionId, first);
+      const { configHash: wider } = (await configure(sessionId, customerToken, { ...exampleConfigurationInput(), width: 1300 })).body;
+      await app.get(CommandBus).execute(new RecordSessionAdjustment(sessionId, wider, [{ description: 'Wider, all in', quantity: 1, unitPrice: 900 }], 'system'));
+
+      const back = (await configure(sessionId, customerToken)).body;
+      expect(back.configHash).toBe(first);
+      expect(back.adjustments).toMatchObject({ configHash: first, subtotal: 716.67 });
+      expect(back.pricing).toMatchObject({ source: 'external', subtotal: 716.67, awaitingExternal: false });
+
+      const { submissionId } = (await submit(sessionId, customerToken)).body;
+      const submission = (await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: org.apiKey })).body;
+      expect(submission.externalPricing).toMatchObject({ configHash: first, subtotal: 716.67 });
+    });
+
+    it('shows and freezes the external breakdown in display order when every item has a sortOffset', async () => {
+      const { sessionId, customerToken } = await startSession();
+      const { configHash: hash } = (await configure(sessionId, customerToken)).body;
+      const item = (description: string, sortOffset: number) => ({ description, quantity: 1, unitPrice: 10, sortOffset });
+      await app.get(CommandBus).execute(new RecordSessionAdjustment(sessionId, hash, [item('Delivery', 20), item('Window', 0), item('Sill', 10)], 'system'));
+      const shown = (await read(sessionId, customerToken)).body;
+      expect(shown.pricing.lineItems.map((l: { description: string }) => l.description)).toEqual(['Window', 'Sill', 'Delivery']);
+
+      const { submissionId } = (await submit(sessionId, customerToken)).body;
+      const submission = (await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: org.apiKey })).body;
+      expect(submission.externalPricing.lineItems.map((l: { description: string }) => l.description)).toEqual(['Window', 'Sill', 'Delivery']);
+    });
+
     it('waits for an external price while live pricing is on and none has arrived', async () => {
       const live = await app.createOrganization({ settings: { externalPricingEnabled: true, pricingTimeoutMs: 60_000 } });
       const liveTemplate = await createTemplate(live.organizationId);

@@ -1,5 +1,6 @@
 export * from './domain/session.events';
 export * from './domain/session.decider';
+export * from './domain/session-adjustments';
 export * from './domain/session.errors';
 export * from './application/customer-token';
 export * from './application/session.commands';

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ReadStore } from '@lib/read-store';
 import { OrganizationDirectory } from '@lib/organizations';
 import { APP_CONFIG, Clock, NotFound, Unauthorized, type AppConfig } from '@lib/shared';
-import { currentAdjustment, sessionStatus } from '../domain/session.decider';
+import { currentAdjustment, inDisplayOrder } from '../domain/session-adjustments';
+import { sessionStatus } from '../domain/session.decider';
 import { SESSIONS, type SessionDocument } from '../projections/sessions.projection';
 import { customerTokenMatches } from './customer-token';
 
@@ -30,7 +31,7 @@ export function toSessionObject(session: SessionDocument, { now, idleTtlMs }: Se
     submissionId: session.submissionId,
     locale: session.locale,
     basePricing: session.basePricing,
-    adjustments: currentAdjustment(session.adjustment, session.configHash),
+    adjustments: currentAdjustment(session.adjustments, session.configHash),
     createdAt: session.createdAt,
     lastActivityAt: session.lastActivityAt,
     expiresAt: session.lastActivityAt + idleTtlMs,
@@ -38,16 +39,16 @@ export function toSessionObject(session: SessionDocument, { now, idleTtlMs }: Se
 }
 
 /**
- * decisions §6: what the customer sees. `pricing` is the external breakdown when the external
- * system has answered for the current configHash, else the base breakdown; `awaitingExternal`
- * tells the configurator to keep waiting for a live price (live pricing on, configuration
- * active, and still within the organization's pricing timeout since it changed).
+ * decisions §6: what the customer sees. `pricing` is the external breakdown, in display order,
+ * when the external system has answered for the current configHash, else the base breakdown;
+ * `awaitingExternal` tells the configurator to keep waiting for a live price (live pricing on,
+ * configuration active, and still within the organization's pricing timeout since it changed).
  */
 export function toStorefrontSession(session: SessionDocument, context: SessionReadContext, live: LivePricingSettings) {
   const object = toSessionObject(session, context);
   if (object.adjustments) {
     const { lineItems, subtotal } = object.adjustments;
-    return { ...object, pricing: { source: 'external' as const, lineItems, subtotal, awaitingExternal: false } };
+    return { ...object, pricing: { source: 'external' as const, lineItems: inDisplayOrder(lineItems), subtotal, awaitingExternal: false } };
   }
   const awaitingExternal =
     live.externalPricingEnabled &&

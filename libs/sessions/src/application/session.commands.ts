@@ -6,7 +6,8 @@ import { OrganizationDirectory } from '@lib/organizations';
 import { APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, type AppConfig } from '@lib/shared';
 import { CreateSubmission, FreezeExternalPricing, priceExternalLineItems, type ExternalLineInput, type SubmissionCustomer } from '@lib/submissions';
 import { TemplateDirectory, configHash, priceConfiguration, validateConfiguration } from '@lib/templates';
-import { assertCustomerMayWrite, currentAdjustment, sessionDecider, type SessionState } from '../domain/session.decider';
+import { currentAdjustment, forDisplay } from '../domain/session-adjustments';
+import { assertCustomerMayWrite, sessionDecider, type SessionState } from '../domain/session.decider';
 import { SessionNotConfigured } from '../domain/session.errors';
 import { sessionStream, type Adjustment, type PricingTokenGrant, type SessionEvent, type SessionLocale, type SessionOrigin } from '../domain/session.events';
 import { generateCustomerToken, hashCustomerToken } from './customer-token';
@@ -219,9 +220,9 @@ export type AdjustmentLineInput = ExternalLineInput;
  */
 export async function freezeOntoSubmission(commands: CommandBus, session: SessionState, actor: string): Promise<void> {
   if (session.status !== 'submitted' || !session.submissionId || !session.organizationId) return;
-  const adjustment = currentAdjustment(session.adjustment, session.configHash);
+  const adjustment = currentAdjustment(session.adjustments, session.configHash);
   if (!adjustment) return;
-  await commands.execute(new FreezeExternalPricing(session.organizationId, session.submissionId, adjustment, actor));
+  await commands.execute(new FreezeExternalPricing(session.organizationId, session.submissionId, forDisplay(adjustment), actor));
 }
 
 /**

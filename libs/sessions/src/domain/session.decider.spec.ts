@@ -3,7 +3,8 @@ import { ConcurrentModification, NotFound, ValidationFailed } from '@lib/shared'
 import type { SubmissionCustomer } from '@lib/submissions';
 import { configHash, priceConfiguration, validateConfiguration, validateTemplate, type Configuration } from '@lib/templates';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
-import { currentAdjustment, isIdleExpired, sessionDecider, sessionStatus, type SessionCommand } from './session.decider';
+import { ADJUSTMENTS_KEPT, currentAdjustment } from './session-adjustments';
+import { isIdleExpired, sessionDecider, sessionStatus, type SessionCommand } from './session.decider';
 import { SessionAlreadySubmitted, SessionExpired, SessionNotConfigured, StaleConfigHash } from './session.errors';
 import type { PricingTokenGrant, SessionEvent } from './session.events';
 
@@ -125,6 +126,33 @@ describe('session decider', () => {
       expect(event).toMatchObject({ type: 'session.v1.submitted', data: { configHash: widerHash, externalPricing: null } });
     });
 
+    it('when the customer changes the configuration, it is priced, and the customer goes back, then the first answer is frozen again', () => {
+      const toWider = when([started, configured, adjusted], configure(2_600));
+      const widerLines = [{ description: 'Wider window, all in', quantity: 1, unitPrice: 800, total: 800, itemType: 'window' }];
+      const widerAdjusted: SessionEvent = { type: 'session.v1.adjustmentReceived', data: { ...ids, configHash: widerHash, lineItems: widerLines, subtotal: 800, at: 2_700 } };
+      const given = [started, configured, adjusted, ...toWider, widerAdjusted];
+      const back = when(given, configure(2_800, configuration, hash, pricing));
+      const [event] = when([...given, ...back], submit(3_000));
+      expect(event).toMatchObject({ type: 'session.v1.submitted', data: { configHash: hash, externalPricing: { configHash: hash, lineItems: lines, subtotal: 700, receivedAt: 2_500 } } });
+    });
+
+    it('when the partner writes the same hash again, then the latest write is frozen', () => {
+      const again: SessionEvent = { type: 'session.v1.adjustmentReceived', data: { ...ids, configHash: hash, lineItems: lines, subtotal: 650, at: 2_600 } };
+      const [event] = when([started, configured, adjusted, again], submit(3_000));
+      expect(event).toMatchObject({ data: { externalPricing: { subtotal: 650, receivedAt: 2_600 } } });
+    });
+
+    it('when it is submitted, then the frozen items are in display order (sorted by sortOffset when every item has one)', () => {
+      const item = (description: string, sortOffset?: number) => ({ description, quantity: 1, unitPrice: 1, total: 1, itemType: 'other', ...(sortOffset !== undefined && { sortOffset }) });
+      const frozenOrder = (lineItems: ReturnType<typeof item>[]) => {
+        const written: SessionEvent = { type: 'session.v1.adjustmentReceived', data: { ...ids, configHash: hash, lineItems, subtotal: lineItems.length, at: 2_500 } };
+        const [event] = when([started, configured, written], submit(3_000));
+        return (event as Extract<SessionEvent, { type: 'session.v1.submitted' }>).data.externalPricing!.lineItems.map((l) => l.description);
+      };
+      expect(frozenOrder([item('c', 20), item('a', 0), item('b', 10), item('b2', 10)])).toEqual(['a', 'b', 'b2', 'c']);
+      expect(frozenOrder([item('c', 20), item('a'), item('b', 10)])).toEqual(['c', 'a', 'b']);
+    });
+
     it('then adjustments do not count as customer activity', () => {
       // configured at 2_000, adjusted at 2_500: the idle time still runs from 2_000
       expect(() => when([started, configured, adjusted], configure(2_000 + TTL + 1))).toThrow(SessionExpired);
@@ -187,9 +215,26 @@ describe('session decider', () => {
 
     it('an adjustment counts only for the hash it was written for', () => {
       const adjustment = { configHash: hash, lineItems: lines, subtotal: 700, receivedAt: 2_500 };
-      expect(currentAdjustment(adjustment, hash)).toBe(adjustment);
-      expect(currentAdjustment(adjustment, widerHash)).toBeNull();
-      expect(currentAdjustment(null, hash)).toBeNull();
+      expect(currentAdjustment([adjustment], hash)).toBe(adjustment);
+      expect(currentAdjustment([adjustment], widerHash)).toBeNull();
+      expect(currentAdjustment([], hash)).toBeNull();
+      expect(currentAdjustment([adjustment], null)).toBeNull();
+    });
+
+    it('adjustments are kept for the most recently written hashes only', () => {
+      const events: SessionEvent[] = [started];
+      for (let n = 0; n <= ADJUSTMENTS_KEPT; n++) {
+        const h = `sha256:${n}`;
+        events.push(
+          { type: 'session.v1.configurationChanged', data: { ...ids, templateId: 'tpl_1', locale: 'en', configuration, configHash: h, previousConfigHash: null, basePricing: pricing, at: 2_000 + n } },
+          { type: 'session.v1.adjustmentReceived', data: { ...ids, configHash: h, lineItems: lines, subtotal: n, at: 2_000 + n } },
+        );
+      }
+      const state = fold(sessionDecider, events);
+      expect(state.adjustments).toHaveLength(ADJUSTMENTS_KEPT);
+      expect(currentAdjustment(state.adjustments, 'sha256:0')).toBeNull();
+      expect(currentAdjustment(state.adjustments, 'sha256:1')).toMatchObject({ subtotal: 1 });
+      expect(currentAdjustment(state.adjustments, `sha256:${ADJUSTMENTS_KEPT}`)).toMatchObject({ subtotal: ADJUSTMENTS_KEPT });
     });
   });
 });

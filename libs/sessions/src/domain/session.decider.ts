@@ -2,6 +2,7 @@ import type { Decider } from '@lib/event-sourcing';
 import { ConcurrentModification, NotFound } from '@lib/shared';
 import type { FrozenPricing, PricingBreakdown, SubmissionCustomer } from '@lib/submissions';
 import type { Configuration } from '@lib/templates';
+import { currentAdjustment, forDisplay, withAdjustment } from './session-adjustments';
 import { SessionAlreadySubmitted, SessionExpired, SessionNotConfigured, StaleConfigHash } from './session.errors';
 import type { Adjustment, AdjustmentLineItem, PricingTokenGrant, SessionEvent, SessionLocale, SessionOrigin } from './session.events';
 
@@ -20,8 +21,8 @@ export interface SessionState {
   configuration: Configuration | null;
   configHash: string | null;
   basePricing: PricingBreakdown;
-  /** the latest external write; it belongs to the configuration with its configHash */
-  adjustment: Adjustment | null;
+  /** the latest external write per configHash, for the most recently written hashes (session-adjustments.ts) */
+  adjustments: Adjustment[];
   submissionId: string | null;
   lastActivityAt: number;
   /** the newest token generation issued per webhook delivery (deliveryId → generation) */
@@ -70,7 +71,7 @@ const initialState = (): SessionState => ({
   configuration: null,
   configHash: null,
   basePricing: EMPTY_PRICING,
-  adjustment: null,
+  adjustments: [],
   submissionId: null,
   lastActivityAt: 0,
   pricingTokens: {},
@@ -83,11 +84,6 @@ export function isIdleExpired(lastActivityAt: number, now: number, idleTtlMs: nu
 
 export function sessionStatus(stored: StoredSessionStatus, lastActivityAt: number, now: number, idleTtlMs: number): SessionStatus {
   return isIdleExpired(lastActivityAt, now, idleTtlMs) ? 'expired' : stored;
-}
-
-/** The adjustment that prices the current configuration, if the external system has answered for it. */
-export function currentAdjustment(adjustment: Adjustment | null, configHash: string | null): Adjustment | null {
-  return adjustment && configHash !== null && adjustment.configHash === configHash ? adjustment : null;
 }
 
 type ExistingSession = SessionState & { sessionId: string; organizationId: string; templateId: string; locale: SessionLocale };
@@ -136,8 +132,8 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
       assertCustomerMayWrite(session, command.at, command.idleTtlMs);
       if (!session.configuration || !session.configHash) throw new SessionNotConfigured();
       if (command.configHash !== session.configHash) throw new ConcurrentModification('The configuration');
-      const adjustment = currentAdjustment(session.adjustment, session.configHash);
-      const externalPricing: FrozenPricing | null = adjustment ? { ...adjustment } : null;
+      const adjustment = currentAdjustment(session.adjustments, session.configHash);
+      const externalPricing: FrozenPricing | null = adjustment ? forDisplay(adjustment) : null;
       return [
         {
           type: 'session.v1.submitted',
@@ -210,7 +206,12 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
     case 'session.v1.adjustmentReceived':
       return {
         ...state,
-        adjustment: { configHash: event.data.configHash, lineItems: event.data.lineItems, subtotal: event.data.subtotal, receivedAt: event.data.at },
+        adjustments: withAdjustment(state.adjustments, {
+          configHash: event.data.configHash,
+          lineItems: event.data.lineItems,
+          subtotal: event.data.subtotal,
+          receivedAt: event.data.at,
+        }),
       };
     case 'session.v1.pricingTokenIssued':
       return { ...state, pricingTokens: { ...state.pricingTokens, [event.data.deliveryId]: event.data.generation } };

@@ -4,6 +4,7 @@ import { SqliteReadStore } from '@lib/read-store';
 import { configHash, priceConfiguration, validateConfiguration, validateTemplate } from '@lib/templates';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import type { SessionEvent } from '../domain/session.events';
+import { toSessionObject } from '../application/session-reader';
 import { SESSIONS, sessionsProjection, type SessionDocument } from './sessions.projection';
 
 const template = validateTemplate(exampleTemplateBody()).template!;
@@ -48,10 +49,28 @@ describe('sessions projection', () => {
     for (const [i, event] of events.slice(0, 3).entries()) await applyEvent(store, sessionsProjection, recorded(event, i + 1));
     expect(await store.get<SessionDocument>(SESSIONS, 'ses_1')).toMatchObject({
       status: 'active', configHash: hash, configuredAt: 2_000, basePricing: pricing,
-      adjustment: { configHash: hash, lineItems: [], subtotal: 0, receivedAt: 2_500 }, lastActivityAt: 2_000, updatedAt: 2_500,
+      adjustments: [{ configHash: hash, lineItems: [], subtotal: 0, receivedAt: 2_500 }], lastActivityAt: 2_000, updatedAt: 2_500,
     });
     await applyEvent(store, sessionsProjection, recorded(events[3], 4));
     expect(await store.get<SessionDocument>(SESSIONS, 'ses_1')).toMatchObject({ status: 'submitted', submissionId: 'sub_1', lastActivityAt: 3_000 });
+  });
+
+  it('given a configuration priced, another one priced, and the first one again, then the session shows the first answer', async () => {
+    const configured = (configHash: string, previousConfigHash: string | null, at: number): SessionEvent => ({
+      type: 'session.v1.configurationChanged',
+      data: { ...ids, templateId: 'tpl_1', locale: 'de', configuration, configHash, previousConfigHash, basePricing: pricing, at },
+    });
+    const adjusted = (configHash: string, subtotal: number, at: number): SessionEvent => ({
+      type: 'session.v1.adjustmentReceived',
+      data: { ...ids, configHash, lineItems: [{ description: 'All in', quantity: 1, unitPrice: subtotal, total: subtotal, itemType: 'other' }], subtotal, at },
+    });
+    const other = 'sha256:other';
+    const history = [events[0], configured(hash, null, 2_000), adjusted(hash, 700, 2_100), configured(other, hash, 2_200), adjusted(other, 800, 2_300), configured(hash, other, 2_400)];
+    for (const [i, event] of history.entries()) await applyEvent(store, sessionsProjection, recorded(event, i + 1));
+    const session = (await store.get<SessionDocument>(SESSIONS, 'ses_1'))!;
+    expect(toSessionObject(session, { now: 2_500, idleTtlMs: 60_000 }).adjustments).toEqual({
+      configHash: hash, subtotal: 700, receivedAt: 2_100, lineItems: [{ description: 'All in', quantity: 1, unitPrice: 700, total: 700, itemType: 'other' }],
+    });
   });
 
   it('given every event applied twice, then the document is the same as after applying each once', async () => {

@@ -3,6 +3,7 @@ import type { RecordedEvent } from '@lib/event-store';
 import type { PricingBreakdown } from '@lib/submissions';
 import type { Configuration } from '@lib/templates';
 import type { StoredSessionStatus } from '../domain/session.decider';
+import { withAdjustment } from '../domain/session-adjustments';
 import { SESSION_STREAM, type Adjustment, type SessionEvent, type SessionLocale, type SessionOrigin } from '../domain/session.events';
 
 export interface SessionDocument extends ProjectedDocument {
@@ -19,8 +20,8 @@ export interface SessionDocument extends ProjectedDocument {
   /** when the current configHash was set: the customer-facing wait for a live price runs from here */
   configuredAt: number | null;
   basePricing: PricingBreakdown;
-  /** the latest external write (api-v1 shows it only while its configHash is current) */
-  adjustment: Adjustment | null;
+  /** the latest external write per configHash, most recent hashes only (api-v1 shows the current hash's) */
+  adjustments: Adjustment[];
   submissionId: string | null;
   createdAt: number;
   lastActivityAt: number;
@@ -29,7 +30,9 @@ export interface SessionDocument extends ProjectedDocument {
 
 export const sessionsProjection: Projection = {
   name: 'sessions',
-  version: 1,
+  // v2: adjustments are kept per configHash (v1 kept only the latest, so going back to a
+  // configuration already priced showed none).
+  version: 2,
   collections: {
     sessions: [{ fields: [{ field: 'organizationId', direction: 'asc' }, { field: 'lastActivityAt', direction: 'desc' }, { field: 'id', direction: 'desc' }] }],
   },
@@ -50,7 +53,7 @@ export const sessionsProjection: Projection = {
         configHash: null,
         configuredAt: null,
         basePricing: { lineItems: [], subtotal: 0 },
-        adjustment: null,
+        adjustments: [],
         submissionId: null,
         createdAt: at,
         lastActivityAt: at,
@@ -72,7 +75,12 @@ export const sessionsProjection: Projection = {
         next.lastActivityAt = event.data.at;
         break;
       case 'session.v1.adjustmentReceived':
-        next.adjustment = { configHash: event.data.configHash, lineItems: event.data.lineItems, subtotal: event.data.subtotal, receivedAt: event.data.at };
+        next.adjustments = withAdjustment(session.adjustments, {
+          configHash: event.data.configHash,
+          lineItems: event.data.lineItems,
+          subtotal: event.data.subtotal,
+          receivedAt: event.data.at,
+        });
         break;
       case 'session.v1.submitted':
         next.status = 'submitted';
