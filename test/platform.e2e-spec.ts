@@ -117,6 +117,18 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       const paths = res.body.error.details.fields.map((f: { path: string }) => f.path);
       expect(paths).toEqual(expect.arrayContaining(['name', 'slug', 'currency', 'settings.quoteDefaults.taxRate', 'extra']));
     });
+
+    it('takes only ISO 4217 currencies for an organization: ZZZ is 422 on create and on change, and nothing is stored', async () => {
+      const created = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name: 'Kozijn BV', slug: 'kozijn-bv', currency: 'ZZZ' } });
+      expect([created.status, created.body.error.details.fields]).toEqual([422, [{ path: 'currency', message: 'currency must be an ISO 4217 code such as EUR' }]]);
+      const { organizationId } = await app.createOrganization();
+      const changed = await app.request('PATCH', `/admin/v1/organizations/${organizationId}`, { token: ADMIN_TOKEN, body: { currency: 'ZZZ' } });
+      expect([changed.status, changed.body.error?.code]).toEqual([422, 'validation_error']);
+      const stored = await app.request('GET', `/admin/v1/organizations/${organizationId}`, { token: ADMIN_TOKEN });
+      expect(stored.body.currency).toBe('EUR');
+      const chf = await app.request('PATCH', `/admin/v1/organizations/${organizationId}`, { token: ADMIN_TOKEN, body: { currency: 'CHF' } });
+      expect([chf.status, chf.body.currency]).toEqual([200, 'CHF']);
+    });
   });
 
   it.each([

@@ -122,12 +122,40 @@ describe('quotes on the storefront (the customer link)', () => {
     expect((await accept(token)).body).toMatchObject({ version: 2, status: 'accepted' });
   });
 
+  it('refuses an answer for a version the page no longer shows: version 2 sent while the customer sees version 1 is 409 and changes nothing', async () => {
+    const { quoteId, submissionId, token } = await sentQuote({ lineItems: [{ description: 'Tilt-turn window', quantity: 1, unitPrice: 551.88 }] });
+    const shown = (await view(token)).body;
+    expect(shown).toMatchObject({ version: 1, total: 667.77 });
+    // The organization replaces the breakdown and sends version 2; the customer's page still shows version 1.
+    const replaced = await app.request('PUT', `/api/v1/quotes/${quoteId}/line-items`, {
+      token: org.apiKey,
+      body: { lineItems: [{ description: 'Lift-and-slide door', quantity: 1, unitPrice: 9999 }], revise: true },
+    });
+    expect(replaced.body).toMatchObject({ version: 2, total: 12098.79 });
+    await f.send(org, quoteId);
+
+    for (const res of [await accept(token, { name: 'Ada', version: shown.version }), await reject(token, { reason: 'Too expensive', version: shown.version })]) {
+      expect([res.status, res.body.error.code]).toEqual([409, 'quote_not_actionable']);
+      expect(res.body.error.details).toMatchObject({ status: 'sent', version: 2 });
+    }
+    expect(await apiQuote(quoteId)).toMatchObject({ status: 'sent', version: 2, total: 12098.79 });
+    expect((await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: org.apiKey })).body.status).toBe('quoted');
+
+    // Reloaded, the page shows version 2, and the customer answers what they now see.
+    expect((await view(token)).body).toMatchObject({ version: 2, status: 'viewed', total: 12098.79 });
+    expect((await accept(token, { version: 2 })).body).toMatchObject({ version: 2, status: 'accepted', total: 12098.79 });
+  });
+
   it('refuses invalid accept and reject bodies with 422', async () => {
     const { quoteId, token } = await sentQuote();
     const long = await accept(token, { name: 'x'.repeat(201) });
     expect([long.status, fieldPaths(long)]).toEqual([422, ['name']]);
     const unknown = await reject(token, { reason: 'x', rating: 1 });
     expect([unknown.status, fieldPaths(unknown)]).toEqual([422, ['rating']]);
+    for (const version of [0, 1.5, '1', null]) {
+      const res = await accept(token, { version });
+      expect([res.status, [...new Set(fieldPaths(res))]]).toEqual([422, ['version']]);
+    }
     expect((await apiQuote(quoteId)).status).toBe('sent');
   });
 

@@ -154,6 +154,7 @@ describe('quotes API', () => {
       ['validityDays 0', { validityDays: 0 }, ['validityDays']],
       ['validityDays null', { validityDays: null }, ['validityDays']],
       ['a lower-case currency', { currency: 'eur' }, ['currency']],
+      ['a currency that is not an ISO 4217 code', { currency: 'ZZZ' }, ['currency']],
       ['an unknown field', { discount: 5 }, ['discount']],
     ])('refuses %s with 422 and field paths, and creates nothing', async (_, body, paths) => {
       const before = (await request('GET', `/api/v1/quotes?submissionId=${submissionId}&limit=100`)).body.data.length;
@@ -277,6 +278,20 @@ describe('quotes API', () => {
       const quoteId = await f.createQuote(org, submissionId, { lineItems: [{ description: 'x', quantity: 3, unitPrice: 0.5 }] });
       expect((await patch(quoteId, { currency: 'JPY', taxRate: 0 })).status).toBe(200);
       expect((await get(quoteId)).body).toMatchObject({ currency: 'JPY', lineItems: [{ unitPrice: 0.5, total: 2 }], subtotal: 2, total: 2 });
+    });
+
+    it('takes only ISO 4217 currency codes: ZZZ and the test code XTS are 422 on the field and change nothing', async () => {
+      const quoteId = await f.createQuote(org, submissionId);
+      const before = (await get(quoteId)).body;
+      for (const currency of ['ZZZ', 'XTS']) {
+        const res = await patch(quoteId, { currency });
+        expect([res.status, res.body.error.code, res.body.error.details.fields]).toEqual([422, 'validation_error', [{ path: 'currency', message: 'currency must be an ISO 4217 code such as EUR' }]]);
+      }
+      expect(withoutPdf((await get(quoteId)).body)).toEqual(withoutPdf(before));
+      for (const currency of ['USD', 'GBP', 'CHF', 'PLN', 'SEK', 'EUR']) {
+        expect((await patch(quoteId, { currency })).status).toBe(200);
+        expect((await get(quoteId)).body.currency).toBe(currency);
+      }
     });
 
     it.each([

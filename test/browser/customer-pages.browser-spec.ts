@@ -252,6 +252,34 @@ describe('the customer pages in a browser', () => {
     await screenshot(page, 'quote-rejected-de');
   });
 
+  it('answers only the version it shows: when a new version was sent meanwhile, the acceptance is refused and the page shows the new one', async () => {
+    const fixtures = new QuoteFixtures(app);
+    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' });
+    const quoteId = (await apiCall('POST', `/submissions/${submissionId}/quotes`, { lineItems: [{ description: 'Tilt-turn window', quantity: 1, unitPrice: 551.88 }] })).body.quoteId;
+    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
+    const [mail] = await fixtures.awaitMails(quoteId);
+    await page.goto(mail.quoteUrl);
+    await page.getByText(/^Version 1 · /).waitFor();
+    await expect(page.locator('tr.grand td.n').textContent()).resolves.toBe(euro('en', 667.77));
+
+    // The organization replaces the breakdown and sends version 2 while the page still shows version 1.
+    expect((await apiCall('PUT', `/quotes/${quoteId}/line-items`, { lineItems: [{ description: 'Lift-and-slide door', quantity: 1, unitPrice: 9999 }], revise: true })).body.total).toBe(12098.79);
+    expect((await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] })).status).toBe(200);
+    await page.getByLabel('I accept this quote with its prices and terms.').check();
+    await page.getByRole('button', { name: 'Accept quote' }).click();
+    await page.getByText('Glass & Frame Ltd has sent a new version of this quote meanwhile; nothing was answered. Please check version 2 below before you answer.').waitFor();
+    await page.getByText(/^Version 2 · /).waitFor();
+    await expect(page.locator('tr.grand td.n').textContent()).resolves.toBe(euro('en', 12098.79));
+    expect((await apiCall('GET', `/quotes/${quoteId}`)).body).toMatchObject({ version: 2, status: 'viewed' });
+    // The refusal the page handled is the only failed request.
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^409 POST .+\/accept$/)]);
+
+    await page.getByLabel('I accept this quote with its prices and terms.').check();
+    await page.getByRole('button', { name: 'Accept quote' }).click();
+    await page.getByText(/^You accepted this quote on /).waitFor();
+    expect((await apiCall('GET', `/quotes/${quoteId}`)).body).toMatchObject({ version: 2, status: 'accepted' });
+  });
+
   it('keeps an expired quote readable but closed to acceptance', async () => {
     const fixtures = new QuoteFixtures(app);
     const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' }, { locale: 'nl' });

@@ -4,11 +4,11 @@ import {
   IsBoolean, IsIn, IsNotIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
 } from 'class-validator';
 import { IsDecimalNumber } from '@lib/http';
+import { CURRENCY_CODES } from '@lib/shared';
 
 export const LOCALES = ['en', 'de', 'nl'] as const;
 export const UNIT_SYSTEMS = ['metric', 'imperial'] as const;
 export const PLANS = ['free', 'essential', 'pro', 'enterprise'] as const;
-const CURRENCY = /^[A-Z]{3}$/;
 /** Storefront paths `/storefront/v1/sessions/…` and `/storefront/v1/quotes/…` sit beside `/{orgSlug}`. */
 export const RESERVED_SLUGS = ['sessions', 'quotes'];
 const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
@@ -59,7 +59,7 @@ export class CreateOrganizationDto {
   @ApiPropertyOptional({ enum: UNIT_SYSTEMS, default: 'metric' }) @IsOptional() @IsIn(UNIT_SYSTEMS)
   unitSystem?: (typeof UNIT_SYSTEMS)[number];
 
-  @ApiPropertyOptional({ description: 'ISO 4217 code', default: 'EUR' }) @IsOptional() @IsString() @Matches(CURRENCY, { message: 'currency must be an ISO 4217 code such as EUR' })
+  @ApiPropertyOptional({ description: 'ISO 4217 code', default: 'EUR' }) @IsOptional() @IsString() @IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' })
   currency?: string;
 
   @ApiPropertyOptional({ enum: PLANS, default: 'pro' }) @IsOptional() @IsIn(PLANS)
@@ -80,7 +80,7 @@ export class UpdateOrganizationDto {
   @ApiPropertyOptional({ enum: UNIT_SYSTEMS }) @IsOptional() @IsIn(UNIT_SYSTEMS)
   unitSystem?: (typeof UNIT_SYSTEMS)[number];
 
-  @ApiPropertyOptional() @IsOptional() @IsString() @Matches(CURRENCY, { message: 'currency must be an ISO 4217 code such as EUR' })
+  @ApiPropertyOptional() @IsOptional() @IsString() @IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' })
   currency?: string;
 
   @ApiPropertyOptional({ enum: PLANS }) @IsOptional() @IsIn(PLANS)

@@ -217,10 +217,12 @@ export class ViewQuote {
   constructor(readonly token: string) {}
 }
 
+/** `version`: the version the customer saw; without it, the customer answers the current one. */
 export class AcceptQuote {
   constructor(
     readonly token: string,
     readonly name: string | null,
+    readonly version?: number,
   ) {}
 }
 
@@ -229,6 +231,7 @@ export class RejectQuote {
     readonly token: string,
     readonly name: string | null,
     readonly reason: string | null,
+    readonly version?: number,
   ) {}
 }
 
@@ -258,9 +261,9 @@ export class ViewQuoteHandler extends CustomerActionHandler implements ICommandH
 
 @CommandHandler(RejectQuote)
 export class RejectQuoteHandler extends CustomerActionHandler implements ICommandHandler<RejectQuote, void> {
-  async execute({ token, name, reason }: RejectQuote): Promise<void> {
+  async execute({ token, name, reason, version }: RejectQuote): Promise<void> {
     const { quoteId, tokenHash } = await this.resolve(token);
-    await this.writer.execute(quoteId, { type: 'rejectQuote', tokenHash, name, reason, at: this.clock.now() }, `customer:${quoteId}`);
+    await this.writer.execute(quoteId, { type: 'rejectQuote', tokenHash, name, reason, version, at: this.clock.now() }, `customer:${quoteId}`);
   }
 }
 
@@ -272,10 +275,10 @@ export class AcceptQuoteHandler extends CustomerActionHandler implements IComman
     super(queries, writer, clock);
   }
 
-  async execute({ token, name }: AcceptQuote): Promise<void> {
+  async execute({ token, name, version }: AcceptQuote): Promise<void> {
     const { quoteId, tokenHash } = await this.resolve(token);
     const actor = `customer:${quoteId}`;
-    const { quote } = await this.writer.execute(quoteId, { type: 'acceptQuote', tokenHash, name, at: this.clock.now() }, actor);
+    const { quote } = await this.writer.execute(quoteId, { type: 'acceptQuote', tokenHash, name, version, at: this.clock.now() }, actor);
     // decisions §7: an accepted quote closes its submission. The acceptance stands either way.
     try {
       await this.commands.execute(new CloseSubmissionOnAcceptance(quote.organizationId, quote.submissionId, quoteId, actor));

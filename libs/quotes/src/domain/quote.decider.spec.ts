@@ -1,6 +1,7 @@
 import { fold } from '@lib/event-sourcing';
 import { PreconditionFailed } from '@lib/shared';
 import { quoteDecider, quoteETag, quoteNumberOf, type QuoteCommand, type QuoteDraft } from './quote.decider';
+import { QuoteVersionNotCurrent } from './quote.errors';
 import { QuoteNotActionable, QuoteNotEditable, QuoteNotFound, QuoteNotSendable, RevisionRequired } from './quote.errors';
 import { DAY_MS, type QuoteEvent, type QuoteEventSubject, type QuoteLineInput, type QuoteStatus } from './quote.events';
 
@@ -395,6 +396,36 @@ describe('quote decider', () => {
 
     it('given a sent quote past validUntil that the expiry check has not reached yet, then it cannot be accepted', () => {
       given(created, sent).when({ type: 'acceptQuote', tokenHash: LINK.tokenHash, name: null, at: T0 + HOUR + 30 * DAY_MS }).thenThrows(QuoteNotActionable);
+    });
+
+    it('given version 2 was sent while the customer still had version 1 on screen, then an answer for version 1 is quote_not_actionable; one for version 2, or naming none, applies to version 2', () => {
+      const revised = given(created, sent, viewed).when(replace({ revise: true })).result();
+      const history = [created, sent, viewed, ...revised, ...given(created, sent, viewed, ...revised).when(send({ at: AT + HOUR })).result()];
+      const at = AT + 2 * HOUR;
+      const refusal = (command: QuoteCommand) => {
+        try {
+          given(...history).when(command).result();
+        } catch (error) {
+          return error;
+        }
+      };
+
+      for (const stale of [
+        { type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', version: 1, at },
+        { type: 'rejectQuote', tokenHash: LINK.tokenHash, name: null, reason: null, version: 1, at },
+      ] satisfies QuoteCommand[]) {
+        const error = refusal(stale);
+        expect(error).toBeInstanceOf(QuoteVersionNotCurrent);
+        expect(error).toMatchObject({ code: 'quote_not_actionable', details: { status: 'sent', version: 2 } });
+      }
+      expect(given(...history).when({ type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', version: 2, at }).result()).toMatchObject([
+        { type: 'quote.v1.accepted', data: { quote: { version: 2, status: 'accepted', total: 120.99 } } },
+      ]);
+      expect(given(...history).when({ type: 'rejectQuote', tokenHash: LINK.tokenHash, name: null, reason: null, version: 2, at }).result()).toMatchObject([
+        { type: 'quote.v1.rejected', data: { quote: { version: 2, status: 'rejected' } } },
+      ]);
+      // The documented body names no version: it answers the current one, as it always did.
+      expect(given(...history).when({ type: 'acceptQuote', tokenHash: LINK.tokenHash, name: null, at }).result()).toMatchObject([{ data: { quote: { version: 2 } } }]);
     });
   });
 

@@ -1,6 +1,6 @@
 import type { Decider } from '@lib/event-sourcing';
 import { computeTotals, lineTotal, PreconditionFailed, toMoneyNumber } from '@lib/shared';
-import { QuoteNotActionable, QuoteNotEditable, QuoteNotFound, QuoteNotSendable, RevisionRequired } from './quote.errors';
+import { QuoteNotActionable, QuoteNotEditable, QuoteNotFound, QuoteNotSendable, QuoteVersionNotCurrent, RevisionRequired } from './quote.errors';
 import {
   DAY_MS,
   EXPIRING_SOON_MS,
@@ -75,8 +75,9 @@ export type QuoteCommand =
       at: number;
     }
   | { type: 'viewQuote'; tokenHash: string; at: number }
-  | { type: 'acceptQuote'; tokenHash: string; name: string | null; at: number }
-  | { type: 'rejectQuote'; tokenHash: string; name: string | null; reason: string | null; at: number }
+  // `version`: the version the customer saw and answers; without it, the current one (the documented body).
+  | { type: 'acceptQuote'; tokenHash: string; name: string | null; version?: number; at: number }
+  | { type: 'rejectQuote'; tokenHash: string; name: string | null; reason: string | null; version?: number; at: number }
   | { type: 'noticeExpiringSoon'; at: number }
   | { type: 'expireQuote'; at: number };
 
@@ -286,6 +287,8 @@ function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
       const quote = linked(state, command.tokenHash);
       if (!isOpen(quote)) throw new QuoteNotActionable(quote.status);
       if (command.at >= quote.validUntil) throw new QuoteNotActionable(quote.status, true);
+      // The customer answers what they saw: a page still showing v1 must not accept v2.
+      if (command.version !== undefined && command.version !== quote.version) throw new QuoteVersionNotCurrent(quote.status, quote.version, command.version);
       const base = { organizationId: quote.organizationId, quoteId: quote.quoteId, at: changedAt(quote, command.at) };
       return command.type === 'acceptQuote'
         ? [{ type: 'quote.v1.accepted', data: { ...base, ...subject(quote, 'accepted'), name: command.name } }]

@@ -41,3 +41,18 @@ export class QuoteNotActionable extends DomainError {
     );
   }
 }
+
+/**
+ * The customer answered a version that is no longer the current one: their page still showed an
+ * earlier version when a later one was sent. Nothing applies; same code as any other quote the
+ * customer cannot answer (decisions §6), so every client already handles it.
+ */
+export class QuoteVersionNotCurrent extends DomainError {
+  readonly code = 'quote_not_actionable';
+  constructor(status: QuoteStatus, version: number, answered: number) {
+    super(`Version ${answered} is no longer the current version of this quote (version ${version} was sent since). Nothing was changed; reload the quote to answer it.`, {
+      status,
+      version,
+    });
+  }
+}

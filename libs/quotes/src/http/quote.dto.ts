@@ -14,13 +14,13 @@ import {
   IsOptional,
   IsPositive,
   IsString,
-  Matches,
   Max,
   MaxLength,
   Min,
   ValidateNested,
 } from 'class-validator';
 import { IfPresent, IsDecimalNumber, NullablePlainText, PageQuery, PlainText } from '@lib/http';
+import { CURRENCY_CODES } from '@lib/shared';
 import { ITEM_TYPES } from '@lib/templates';
 import { QUOTE_STATUSES, type QuoteStatus } from '../domain/quote.events';
 
@@ -31,7 +31,8 @@ export const MESSAGE_LOCALES = ['en', 'de', 'nl'] as const;
 
 const TaxRate = () => applyDecorators(IfPresent(), IsDecimalNumber(4), Min(0), Max(100));
 const ValidityDays = () => applyDecorators(IfPresent(), IsInt(), Min(1), Max(365));
-const Currency = () => applyDecorators(IfPresent(), IsString(), Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as EUR' }));
+/** docs/decisions/quotes.md: the ISO 4217 codes of CURRENCY_CODES, upper case. */
+const Currency = () => applyDecorators(IfPresent(), IsString(), IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' }));
 
 /** The fields of a line item that a quote keeps or uses; any other field (e.g. `total`) is ignored. */
 const LINE_ITEM_FIELDS = ['description', 'quantity', 'unitPrice', 'itemType', 'itemKey', 'externalRef', 'order', 'sortOffset'] as const;
@@ -183,6 +184,15 @@ export class CustomerResponseDto {
   @ApiPropertyOptional({ maxLength: 2000, description: 'HTML is stripped.' })
   @IsOptional() @NullablePlainText() @IsString() @MaxLength(2000)
   reason?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    description:
+      'The `version` of the quote view the customer answers. When it is no longer the current version (a later one was sent meanwhile): 409 `quote_not_actionable` and nothing changes. Without it: the current version.',
+  })
+  @IfPresent() @IsInt() @Min(1)
+  version?: number;
 }
 
 export class ListQuotesQuery extends PageQuery {

@@ -39,21 +39,27 @@ export class StorefrontQuotesController {
 
   @Post(':quoteToken/accept')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Accept the quote', description: 'Only a sent or viewed quote that has not expired (409 `quote_not_actionable`). Closes the submission.' })
+  @ApiOperation({
+    summary: 'Accept the quote',
+    description: 'Only a sent or viewed quote that has not expired, and only the `version` the customer saw when given (409 `quote_not_actionable`). Closes the submission.',
+  })
   @ApiOkResponse({ type: CustomerQuoteView })
   @ApiErrors('quote_not_actionable')
   async accept(@Param('quoteToken') token: string, @Body() body: CustomerResponseDto): Promise<CustomerQuote> {
-    await this.commands.execute(new AcceptQuote(token, body.name ?? null));
+    await this.commands.execute(new AcceptQuote(token, body.name ?? null, body.version));
     return this.render(token);
   }
 
   @Post(':quoteToken/reject')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Reject the quote', description: 'Only a sent or viewed quote that has not expired (409 `quote_not_actionable`).' })
+  @ApiOperation({
+    summary: 'Reject the quote',
+    description: 'Only a sent or viewed quote that has not expired, and only the `version` the customer saw when given (409 `quote_not_actionable`).',
+  })
   @ApiOkResponse({ type: CustomerQuoteView })
   @ApiErrors('quote_not_actionable')
   async reject(@Param('quoteToken') token: string, @Body() body: CustomerResponseDto): Promise<CustomerQuote> {
-    await this.commands.execute(new RejectQuote(token, body.name ?? null, body.reason ?? null));
+    await this.commands.execute(new RejectQuote(token, body.name ?? null, body.reason ?? null, body.version));
     return this.render(token);
   }
 

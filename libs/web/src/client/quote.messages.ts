@@ -37,6 +37,7 @@ const en = {
   expired: 'This quote expired on {date} and can no longer be accepted. Please ask {org} for a new quote.',
   draft: '{org} is preparing a new version of this quote; you will receive it by e-mail.',
   notActionable: 'This quote can no longer be accepted or declined.',
+  changed: '{org} has sent a new version of this quote meanwhile; nothing was answered. Please check version {version} below before you answer.',
 };
 
 export const QUOTE: Catalog<typeof en> = {
@@ -78,6 +79,7 @@ export const QUOTE: Catalog<typeof en> = {
     expired: 'Dieses Angebot ist am {date} abgelaufen und kann nicht mehr angenommen werden. Bitte fragen Sie {org} nach einem neuen Angebot.',
     draft: '{org} bereitet eine neue Version dieses Angebots vor; Sie erhalten sie per E-Mail.',
     notActionable: 'Dieses Angebot kann nicht mehr angenommen oder abgelehnt werden.',
+    changed: '{org} hat inzwischen eine neue Version dieses Angebots gesendet; Ihre Antwort wurde nicht übernommen. Bitte prüfen Sie Version {version} unten, bevor Sie antworten.',
   },
   nl: {
     languages: 'Taal',
@@ -116,5 +118,6 @@ export const QUOTE: Catalog<typeof en> = {
     expired: 'Deze offerte is op {date} verlopen en kan niet meer worden geaccepteerd. Vraag {org} om een nieuwe offerte.',
     draft: '{org} maakt een nieuwe versie van deze offerte; u ontvangt die per e-mail.',
     notActionable: 'Deze offerte kan niet meer worden geaccepteerd of afgewezen.',
+    changed: '{org} heeft intussen een nieuwe versie van deze offerte gestuurd; uw antwoord is niet verwerkt. Bekijk versie {version} hieronder voordat u antwoordt.',
   },
 };

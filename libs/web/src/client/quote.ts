@@ -106,14 +106,15 @@ function render(q: CustomerQuote, notice = ''): void {
       el('div', { class: 'table-wrap' }, table),
       q.notes ? el('p', { class: 'notes' }, q.notes) : null,
       el('p', {}, el('a', { href: `${context.root}storefront/v1/${path}/pdf`, download: `${q.quoteNumber}.pdf`, class: 'pdf' }, t.pdf)),
-      actionable(q) ? responses() : null,
+      actionable(q) ? responses(q.version) : null,
     ),
   );
 }
 
 const present = (...nodes: (Node | null)[]): Node[] => nodes.filter((node): node is Node => node !== null);
 
-function responses(): HTMLElement {
+/** The accept and decline forms; both answer `version`, the version on screen, never a later one. */
+function responses(version: number): HTMLElement {
   const confirmError = el('p', { class: 'error', id: 'confirm-error', 'aria-live': 'polite' });
   const confirm = el('input', { type: 'checkbox', id: 'confirm', required: true, 'aria-describedby': 'confirm-error' }) as HTMLInputElement;
   const name = el('input', { id: 'accept-name', autocomplete: 'name', maxlength: 200 }) as HTMLInputElement;
@@ -130,7 +131,7 @@ function responses(): HTMLElement {
           confirm.focus();
           return;
         }
-        void respond('accept', { name: name.value.trim() || null });
+        void respond('accept', { name: name.value.trim() || null, version });
       },
     },
     el('h2', { id: 'accept-title' }, t.acceptTitle),
@@ -145,7 +146,7 @@ function responses(): HTMLElement {
       class: 'respond', novalidate: true, 'aria-labelledby': 'reject-title',
       onsubmit: (e: Event) => {
         e.preventDefault();
-        void respond('reject', { name: name.value.trim() || null, reason: reason.value.trim() || null });
+        void respond('reject', { name: name.value.trim() || null, reason: reason.value.trim() || null, version });
       },
     },
     el('h2', { id: 'reject-title' }, t.rejectTitle),
@@ -155,7 +156,7 @@ function responses(): HTMLElement {
   return el('div', { class: 'responses' }, accept, reject);
 }
 
-async function respond(action: 'accept' | 'reject', body: Record<string, string | null>): Promise<void> {
+async function respond(action: 'accept' | 'reject', body: { name: string | null; reason?: string | null; version: number }): Promise<void> {
   for (const button of app.querySelectorAll('button')) (button as HTMLButtonElement).disabled = true;
   const res = await api<CustomerQuote>(context, 'POST', `${path}/${action}`, { body });
   if (res.ok) {
@@ -165,8 +166,13 @@ async function respond(action: 'accept' | 'reject', body: Record<string, string 
     return;
   }
   const again = await api<CustomerQuote>(context, 'GET', path);
-  if (again.ok) render(again.body, res.status === 409 ? t.notActionable : t.failed);
+  if (again.ok) render(again.body, res.status === 409 ? refusal(again.body, body.version) : t.failed);
   else for (const button of app.querySelectorAll('button')) (button as HTMLButtonElement).disabled = false;
+}
+
+/** Why a 409 refused the answer: a later version arrived meanwhile (it can be answered now), or the quote is closed. */
+function refusal(q: CustomerQuote, answered: number): string {
+  return q.version !== answered && actionable(q) ? fill(t.changed, { org: q.organization.name, version: q.version }) : t.notActionable;
 }
 
 async function main(): Promise<void> {
