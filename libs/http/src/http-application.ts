@@ -7,7 +7,7 @@ import { ValidationFailed } from '@lib/shared';
 import { CredentialResolver } from './auth';
 import { forbiddenKeyPaths, registerBodyShapeChecks } from './body-depth';
 import { ErrorEnvelopeFilter, errorBody, toErrorResponse } from './error-envelope.filter';
-import { IdempotencyStore, registerIdempotency } from './idempotency';
+import { IdempotencyGuard, IdempotencyStore, registerIdempotency } from './idempotency';
 import { EarlyListAnswers, ListResponses, type EarlyListAnswerServices } from './list-responses';
 import { InMemoryRateLimiter, keyBucket, RateLimiter, registerRequestAuthentication, type RateLimits } from './rate-limit';
 import { createValidationPipe } from './validation';
@@ -121,7 +121,9 @@ export function configureHttpApplication(
     }
     done();
   });
-  registerIdempotency(fastify, app.get(IdempotencyStore));
+  // Keys are replayed or claimed once the route's guards let the request through, not in a hook
+  // before them (see IdempotencyGuard); the last global guard.
+  app.useGlobalGuards(new IdempotencyGuard(registerIdempotency(fastify, app.get(IdempotencyStore)), (guard) => app.get(guard, { strict: false })));
   const limiter = app.get(RateLimiter);
   // Early answers count the hit synchronously: with a limiter in a shared store, every request goes through Fastify.
   if (options.early && limiter instanceof InMemoryRateLimiter) {

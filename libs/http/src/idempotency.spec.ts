@@ -1,26 +1,32 @@
 import Fastify, { FastifyInstance } from 'fastify';
-import { IDEMPOTENCY_CLAIM_MS, InMemoryIdempotencyStore, registerIdempotency } from './idempotency';
+import { carriesIdempotencyKey, IDEMPOTENCY_CLAIM_MS, InMemoryIdempotencyStore, registerIdempotency } from './idempotency';
 
 describe('Idempotency-Key in one gateway (in-memory store)', () => {
   let app: FastifyInstance;
   let store: InMemoryIdempotencyStore;
   let clock: number;
   let executions: number;
-  let failNext: boolean;
+  /** the error the next request answers with, instead of 201 */
+  let failNext: { status: number; code: string } | null;
 
   beforeEach(async () => {
     clock = 1_700_000_000_000;
     executions = 0;
-    failNext = false;
+    failNext = null;
     store = new InMemoryIdempotencyStore();
     app = Fastify();
-    registerIdempotency(app, store, () => clock);
+    const replayOrClaim = registerIdempotency(app, store, () => clock);
+    // Where IdempotencyGuard runs it in the application: once the request is authorized.
+    app.addHook('preHandler', async (request, reply) => {
+      if (carriesIdempotencyKey(request) && (await replayOrClaim(request, reply))) return reply;
+    });
     app.post('/things', async (request, reply) => {
       executions++;
       await new Promise((resolve) => setTimeout(resolve, 30));
       if (failNext) {
-        failNext = false;
-        return reply.status(500).send({ error: { code: 'internal_error' } });
+        const { status, code } = failNext;
+        failNext = null;
+        return reply.status(status).send({ error: { code, message: code } });
       }
       return reply.status(201).send({ id: `thing-${executions}`, body: request.body });
     });
@@ -45,11 +51,29 @@ describe('Idempotency-Key in one gateway (in-memory store)', () => {
     expect(executions).toBe(2);
   });
 
-  it('does not keep a 5xx answer: the retry runs again', async () => {
-    failNext = true;
-    expect((await post('k4')).statusCode).toBe(500);
-    expect((await post('k4')).statusCode).toBe(201);
+  it.each([
+    [500, 'internal_error'],
+    [503, 'unavailable'],
+    [401, 'unauthorized'],
+    [403, 'read_only_key'],
+    [429, 'rate_limited'],
+    [409, 'conflict'],
+  ])('does not keep a %i %s: the retry with the same key runs again', async (status, code) => {
+    failNext = { status, code };
+    expect((await post('k4')).statusCode).toBe(status);
+    const retry = await post('k4');
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBeUndefined();
     expect(executions).toBe(2);
+  });
+
+  it('keeps a 409 that is the outcome of the request, not a conflict to retry', async () => {
+    failNext = { status: 409, code: 'quote_not_sendable' };
+    expect((await post('k6')).statusCode).toBe(409);
+    const again = await post('k6');
+    expect(again.statusCode).toBe(409);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(executions).toBe(1);
   });
 
   it('a claim blocks another owner until it is released or lapses', async () => {

@@ -1,7 +1,7 @@
 import Fastify, { FastifyInstance } from 'fastify';
 import { MongoClient } from 'mongodb';
 import { requireMongoUrl, uniqueDatabaseName } from '@lib/read-store/testing/mongo-test-database';
-import { IDEMPOTENCY_CLAIM_MS, registerIdempotency } from './idempotency';
+import { carriesIdempotencyKey, IDEMPOTENCY_CLAIM_MS, registerIdempotency } from './idempotency';
 import { MongoIdempotencyStore, MongoRateLimiter } from './mongo-gateway-state';
 
 const url = requireMongoUrl();
@@ -51,7 +51,11 @@ describe('MongoIdempotencyStore across gateways', () => {
     failNext = false;
     gateways = clients.map((client) => {
       const app = Fastify();
-      registerIdempotency(app, new MongoIdempotencyStore(client.db(database)), () => clock);
+      const replayOrClaim = registerIdempotency(app, new MongoIdempotencyStore(client.db(database)), () => clock);
+      // Where IdempotencyGuard runs it in the application: once the request is authorized.
+      app.addHook('preHandler', async (request, reply) => {
+        if (carriesIdempotencyKey(request) && (await replayOrClaim(request, reply))) return reply;
+      });
       app.post('/things', async (request, reply) => {
         executions++;
         await new Promise((resolve) => setTimeout(resolve, 150));

@@ -1,0 +1,97 @@
+import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
+import { QUOTE_NUMBER_STREAM } from '@lib/quotes';
+import { exampleConfigurationInput } from '@lib/templates/domain/example.fixture';
+import { QuoteFixtures, type Org } from './quotes-fixtures';
+import { TestApp } from './support/test-app';
+
+/**
+ * Idempotency-Key next to authorization and retryable failures (decisions §2, §3): a key that may
+ * not make a request gets its own refusal, never an answer stored for another key, and an answer
+ * that says "try again" is not kept for the retry.
+ */
+describe('Idempotency-Key: authorization and retries', () => {
+  let app: TestApp;
+  let f: QuoteFixtures;
+  let org: Org;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    f = new QuoteFixtures(app);
+    org = await f.organization();
+  });
+  afterAll(() => app.close());
+
+  const createQuote = (token: string, submissionId: string, key: string) =>
+    app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token, body: { reference: 'PO-1' }, headers: { 'idempotency-key': key } });
+
+  it("does not keep a read-only key's refusal: the full key then runs the request with the same key and body", async () => {
+    const submissionId = await f.submission(org);
+    const refused = await createQuote(org.readOnlyKey, submissionId, 'abc1');
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('read_only_key');
+
+    const created = await createQuote(org.apiKey, submissionId, 'abc1');
+    expect(created.status).toBe(201);
+    expect(created.headers['idempotent-replayed']).toBeUndefined();
+    expect((await f.quote(org, created.body.quoteId)).reference).toBe('PO-1');
+  });
+
+  it("refuses a read-only key its own 403, not the full key's stored 201, while the full key still gets the replay", async () => {
+    const submissionId = await f.submission(org);
+    const created = await createQuote(org.apiKey, submissionId, 'abc2');
+    expect(created.status).toBe(201);
+
+    const refused = await createQuote(org.readOnlyKey, submissionId, 'abc2');
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('read_only_key');
+    expect(refused.headers['idempotent-replayed']).toBeUndefined();
+
+    const replayed = await createQuote(org.apiKey, submissionId, 'abc2');
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.body).toEqual(created.body);
+  });
+
+  it("refuses a storefront submit without the session's customer token its own 401, not the customer's stored 201", async () => {
+    const started = await app.request('POST', `/storefront/v1/${org.slug}/sessions`, { body: { templateId: org.templateId } });
+    const { sessionId, customerToken } = started.body;
+    expect((await app.request('PUT', `/storefront/v1/sessions/${sessionId}/configuration`, { token: customerToken, body: exampleConfigurationInput() })).status).toBe(200);
+    const submit = (token?: string) =>
+      app.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, { token, body: { customer: { name: 'Ada Lovelace', email: 'ada@example.com' } }, headers: { 'idempotency-key': 'submit-once' } });
+
+    const submitted = await submit(customerToken);
+    expect(submitted.status).toBe(201);
+    // Anonymous callers share their IP's scope: this one sends the same key and body from the same address.
+    const stranger = await submit();
+    expect(stranger.status).toBe(401);
+    expect(stranger.headers['idempotent-replayed']).toBeUndefined();
+    expect(stranger.body).not.toEqual(submitted.body);
+
+    const retried = await submit(customerToken);
+    expect(retried.headers['idempotent-replayed']).toBe('true');
+    expect(retried.body).toEqual(submitted.body);
+  });
+
+  it('does not keep a 409 conflict ("retry the request"): the retry with the same key runs again and succeeds', async () => {
+    const submissionId = await f.submission(org);
+    // The organization's quote-number counter stays contended past the allocator's retries.
+    const events = app.get(EventStore);
+    const append = events.appendToStream.bind(events);
+    const contended = jest.spyOn(events, 'appendToStream').mockImplementation((streamId, ...rest) =>
+      streamId.startsWith(`${QUOTE_NUMBER_STREAM}${org.organizationId}`) ? Promise.reject(new WrongExpectedRevisionError(streamId, 0, 1)) : append(streamId, ...rest),
+    );
+    let conflict;
+    try {
+      conflict = await createQuote(org.apiKey, submissionId, 'abc3');
+    } finally {
+      contended.mockRestore();
+    }
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.error.code).toBe('conflict');
+
+    const retried = await createQuote(org.apiKey, submissionId, 'abc3');
+    expect(retried.status).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    expect((await f.quote(org, retried.body.quoteId)).reference).toBe('PO-1');
+  });
+});
