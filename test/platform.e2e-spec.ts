@@ -118,6 +118,27 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       expect(paths).toEqual(expect.arrayContaining(['name', 'slug', 'currency', 'settings.quoteDefaults.taxRate', 'extra']));
     });
 
+    it('refuses null for an organization field that cannot be empty, on create and on change, and stores nothing', async () => {
+      const created = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name: 'Null BV', slug: 'null-bv', settings: { pricingTimeoutMs: null } } });
+      const pathsOf = (res: { body: any }) => [...new Set<string>(res.body.error?.details.fields.map((f: { path: string }) => f.path))].sort();
+      expect([created.status, pathsOf(created)]).toEqual([422, ['settings.pricingTimeoutMs']]);
+      const { organizationId } = await app.createOrganization();
+      const before = (await app.request('GET', `/admin/v1/organizations/${organizationId}`, { token: ADMIN_TOKEN })).body;
+      for (const [body, paths] of [
+        [{ name: null }, ['name']],
+        [{ locale: null, currency: null, plan: null, unitSystem: null }, ['locale', 'unitSystem', 'currency', 'plan']],
+        [{ settings: { externalPricingEnabled: null, pricingTimeoutMs: null, quoteDefaults: { taxRate: null } } }, ['settings.externalPricingEnabled', 'settings.pricingTimeoutMs', 'settings.quoteDefaults.taxRate']],
+        [{ settings: null }, ['settings']],
+      ] as const) {
+        const res = await app.request('PATCH', `/admin/v1/organizations/${organizationId}`, { token: ADMIN_TOKEN, body });
+        expect([res.status, res.body.error?.code, pathsOf(res)]).toEqual([422, 'validation_error', [...paths].sort()]);
+      }
+      expect((await app.request('GET', `/admin/v1/organizations/${organizationId}`, { token: ADMIN_TOKEN })).body).toEqual(before);
+      // A webhook URL may still be cleared with null.
+      const cleared = await app.request('PATCH', `/admin/v1/organizations/${organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: null } } });
+      expect(cleared.status).toBe(200);
+    });
+
     it('takes only ISO 4217 currencies for an organization: ZZZ is 422 on create and on change, and nothing is stored', async () => {
       const created = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name: 'Kozijn BV', slug: 'kozijn-bv', currency: 'ZZZ' } });
       expect([created.status, created.body.error.details.fields]).toEqual([422, [{ path: 'currency', message: 'currency must be an ISO 4217 code such as EUR' }]]);

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import {
   IsBoolean, IsIn, IsNotIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
 } from 'class-validator';
-import { IsDecimalNumber } from '@lib/http';
+import { IfPresent, IsDecimalNumber } from '@lib/http';
 import { CURRENCY_CODES } from '@lib/shared';
 
 export const LOCALES = ['en', 'de', 'nl'] as const;
@@ -15,11 +15,11 @@ const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: true, requ
 
 export class QuoteDefaultsDto {
   @ApiPropertyOptional({ description: 'Tax rate in percent', minimum: 0, maximum: 100 })
-  @IsOptional() @IsDecimalNumber(4) @Min(0) @Max(100)
+  @IfPresent() @IsDecimalNumber(4) @Min(0) @Max(100)
   taxRate?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 365 })
-  @IsOptional() @IsInt() @Min(1) @Max(365)
+  @IfPresent() @IsInt() @Min(1) @Max(365)
   validityDays?: number;
 }
 
@@ -32,15 +32,15 @@ export class OrganizationSettingsDto {
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsUrl(URL_OPTIONS) @MaxLength(2000)
   pricingWebhookUrl?: string | null;
 
-  @ApiPropertyOptional() @IsOptional() @IsBoolean()
+  @ApiPropertyOptional() @IfPresent() @IsBoolean()
   externalPricingEnabled?: boolean;
 
   @ApiPropertyOptional({ minimum: 1000, maximum: 60000, description: 'Customer-facing wait for a live price (callback.timeoutMs)' })
-  @IsOptional() @IsInt() @Min(1000) @Max(60000)
+  @IfPresent() @IsInt() @Min(1000) @Max(60000)
   pricingTimeoutMs?: number;
 
   @ApiPropertyOptional({ type: QuoteDefaultsDto })
-  @IsOptional() @ValidateNested() @Type(() => QuoteDefaultsDto)
+  @IfPresent() @ValidateNested() @Type(() => QuoteDefaultsDto)
   quoteDefaults?: QuoteDefaultsDto;
 }
 
@@ -53,41 +53,41 @@ export class CreateOrganizationDto {
   @IsNotIn(RESERVED_SLUGS, { message: 'this slug is reserved' })
   slug: string;
 
-  @ApiPropertyOptional({ enum: LOCALES, default: 'en' }) @IsOptional() @IsIn(LOCALES)
+  @ApiPropertyOptional({ enum: LOCALES, default: 'en' }) @IfPresent() @IsIn(LOCALES)
   locale?: (typeof LOCALES)[number];
 
-  @ApiPropertyOptional({ enum: UNIT_SYSTEMS, default: 'metric' }) @IsOptional() @IsIn(UNIT_SYSTEMS)
+  @ApiPropertyOptional({ enum: UNIT_SYSTEMS, default: 'metric' }) @IfPresent() @IsIn(UNIT_SYSTEMS)
   unitSystem?: (typeof UNIT_SYSTEMS)[number];
 
-  @ApiPropertyOptional({ description: 'ISO 4217 code', default: 'EUR' }) @IsOptional() @IsString() @IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' })
+  @ApiPropertyOptional({ description: 'ISO 4217 code', default: 'EUR' }) @IfPresent() @IsString() @IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' })
   currency?: string;
 
-  @ApiPropertyOptional({ enum: PLANS, default: 'pro' }) @IsOptional() @IsIn(PLANS)
+  @ApiPropertyOptional({ enum: PLANS, default: 'pro' }) @IfPresent() @IsIn(PLANS)
   plan?: (typeof PLANS)[number];
 
   @ApiPropertyOptional({ type: OrganizationSettingsDto })
-  @IsOptional() @ValidateNested() @Type(() => OrganizationSettingsDto)
+  @IfPresent() @ValidateNested() @Type(() => OrganizationSettingsDto)
   settings?: OrganizationSettingsDto;
 }
 
 export class UpdateOrganizationDto {
-  @ApiPropertyOptional({ maxLength: 200 }) @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200)
+  @ApiPropertyOptional({ maxLength: 200 }) @IfPresent() @IsString() @IsNotEmpty() @MaxLength(200)
   name?: string;
 
-  @ApiPropertyOptional({ enum: LOCALES }) @IsOptional() @IsIn(LOCALES)
+  @ApiPropertyOptional({ enum: LOCALES }) @IfPresent() @IsIn(LOCALES)
   locale?: (typeof LOCALES)[number];
 
-  @ApiPropertyOptional({ enum: UNIT_SYSTEMS }) @IsOptional() @IsIn(UNIT_SYSTEMS)
+  @ApiPropertyOptional({ enum: UNIT_SYSTEMS }) @IfPresent() @IsIn(UNIT_SYSTEMS)
   unitSystem?: (typeof UNIT_SYSTEMS)[number];
 
-  @ApiPropertyOptional() @IsOptional() @IsString() @IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' })
+  @ApiPropertyOptional() @IfPresent() @IsString() @IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' })
   currency?: string;
 
-  @ApiPropertyOptional({ enum: PLANS }) @IsOptional() @IsIn(PLANS)
+  @ApiPropertyOptional({ enum: PLANS }) @IfPresent() @IsIn(PLANS)
   plan?: (typeof PLANS)[number];
 
   @ApiPropertyOptional({ type: OrganizationSettingsDto })
-  @IsOptional() @ValidateNested() @Type(() => OrganizationSettingsDto)
+  @IfPresent() @ValidateNested() @Type(() => OrganizationSettingsDto)
   settings?: OrganizationSettingsDto;
 }
 
@@ -95,7 +95,7 @@ export class CreateApiKeyDto {
   @ApiProperty({ maxLength: 100 }) @IsString() @IsNotEmpty() @MaxLength(100)
   name: string;
 
-  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
+  @ApiPropertyOptional({ default: false }) @IfPresent() @IsBoolean()
   readOnly?: boolean;
 }
 
