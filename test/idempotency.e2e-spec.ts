@@ -2,7 +2,7 @@ import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
 import { QUOTE_NUMBER_STREAM } from '@lib/quotes';
 import { exampleConfigurationInput } from '@lib/templates/domain/example.fixture';
 import { QuoteFixtures, type Org } from './quotes-fixtures';
-import { TestApp } from './support/test-app';
+import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 /**
  * Idempotency-Key next to authorization and retryable failures (decisions §2, §3): a key that may
@@ -93,5 +93,19 @@ describe('Idempotency-Key: authorization and retries', () => {
     expect(retried.status).toBe(201);
     expect(retried.headers['idempotent-replayed']).toBeUndefined();
     expect((await f.quote(org, retried.body.quoteId)).reference).toBe('PO-1');
+  });
+
+  it.each([
+    ['an API key', 'api-keys', { name: 'ERP' }, 'key'],
+    ['a signing secret', 'signing-secret', undefined, 'secret'],
+  ])('never shows %s twice: the same Idempotency-Key creates another one instead of replaying the first', async (_, path, body, field) => {
+    const { organizationId } = await app.createOrganization();
+    const post = () => app.request('POST', `/admin/v1/organizations/${organizationId}/${path}`, { token: ADMIN_TOKEN, body, headers: { 'idempotency-key': `once-${path}` } });
+    const first = await post();
+    const second = await post();
+    expect([first.status, second.status]).toEqual([201, 201]);
+    expect(second.headers['idempotent-replayed']).toBeUndefined();
+    expect(typeof first.body[field]).toBe('string');
+    expect(second.body[field]).not.toBe(first.body[field]);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { CanActivate, ExecutionContext, Type } from '@nestjs/common';
+import { SetMetadata, type CanActivate, type ExecutionContext, type Type } from '@nestjs/common';
 import { GUARDS_METADATA } from '@nestjs/common/constants';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isObservable, lastValueFrom } from 'rxjs';
@@ -225,6 +225,16 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
 /** A guard of a route, as `@UseGuards` names it: its class, or an instance. */
 type RouteGuard = Type<CanActivate> | CanActivate;
 
+const SHOWS_SECRET_ONCE = 'idempotency:showsSecretOnce';
+
+/**
+ * The route answers with a secret that is shown exactly once (an API key, a signing secret:
+ * api-v1 Authentication 2, decisions §2 and §4). Its answer is never stored under an
+ * Idempotency-Key, which would keep the secret in clear text for 24 h and show it again: the
+ * header is ignored there, and a retry creates another key or secret.
+ */
+export const ShowsSecretOnce = () => SetMetadata(SHOWS_SECRET_ONCE, true);
+
 /**
  * The key step of a POST, run once the request is authenticated and authorized: a caller that may
  * not make the request (no key, 401; a read-only key, 403 `read_only_key`; …) is refused as its
@@ -252,7 +262,8 @@ export class IdempotencyGuard implements CanActivate {
     if (context.getType() !== 'http') return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     // Without a key: true at once, no promise, as nearly every request goes through here.
-    return carriesIdempotencyKey(request) ? this.keyStep(context, request) : true;
+    if (!carriesIdempotencyKey(request) || Reflect.getMetadata(SHOWS_SECRET_ONCE, context.getHandler()) === true) return true;
+    return this.keyStep(context, request);
   }
 
   private async keyStep(context: ExecutionContext, request: FastifyRequest): Promise<boolean> {

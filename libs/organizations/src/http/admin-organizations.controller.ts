@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminGuard, ApiErrors } from '@lib/http';
+import { AdminGuard, ApiErrors, ShowsSecretOnce } from '@lib/http';
 import { APP_CONFIG, stripHtml, ValidationFailed, type AppConfig } from '@lib/shared';
 import { assertWebhookUrlsAllowed } from '@lib/webhooks/transport/webhook-url-policy';
 import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type CreatedApiKey } from '../application/organization.commands';
@@ -64,6 +64,7 @@ export class AdminOrganizationsController {
   }
 
   @Post(':orgId/api-keys')
+  @ShowsSecretOnce()
   @ApiOperation({ summary: 'Create an API key; the key is shown only in this response', description: 'Organizations on plan `free` or `essential` cannot have API keys (403 `forbidden_plan`).' })
   @ApiCreatedResponse({
     description: '`key` is shown only in this response',
@@ -94,6 +95,7 @@ export class AdminOrganizationsController {
   }
 
   @Post(':orgId/signing-secret')
+  @ShowsSecretOnce()
   @ApiOperation({ summary: 'Create or rotate the webhook signing secret; the previous one keeps signing for 24 h' })
   @ApiCreatedResponse({ type: SigningSecretResponse })
   async rotateSigningSecret(@Param('orgId') orgId: string): Promise<{ secret: string }> {
