@@ -139,14 +139,6 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       expect(cleared.status).toBe(200);
     });
 
-    it('mints the signing secret of an organization created with live pricing on, so its webhooks are never unsigned', async () => {
-      const created = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name: 'Live BV', slug: 'live-bv', settings: { externalPricingEnabled: true } } });
-      expect(created.status).toBe(201);
-      const id = created.body.organizationId ?? created.body.id;
-      const stored = await app.request('GET', `/admin/v1/organizations/${id}`, { token: ADMIN_TOKEN });
-      expect(stored.body).toMatchObject({ settings: { externalPricingEnabled: true, signingSecretConfigured: true } });
-    });
-
     it('takes only ISO 4217 currencies for an organization: ZZZ is 422 on create and on change, and nothing is stored', async () => {
       const created = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name: 'Kozijn BV', slug: 'kozijn-bv', currency: 'ZZZ' } });
       expect([created.status, created.body.error.details.fields]).toEqual([422, [{ path: 'currency', message: 'currency must be an ISO 4217 code such as EUR' }]]);

@@ -49,14 +49,7 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
     await this.repository.handle(
       organizationDecider,
       organizationStream(organizationId),
-      {
-        type: 'createOrganization',
-        organizationId,
-        profile,
-        settings: { ...DEFAULT_SETTINGS, ...settings, quoteDefaults: { ...DEFAULT_SETTINGS.quoteDefaults, ...settings?.quoteDefaults } },
-        mintedSecret: { secretId: this.ids.next('whs'), secret: newSigningSecret() },
-        at,
-      },
+      { type: 'createOrganization', organizationId, profile, settings: { ...DEFAULT_SETTINGS, ...settings, quoteDefaults: { ...DEFAULT_SETTINGS.quoteDefaults, ...settings?.quoteDefaults } }, at },
       { metadata: ADMIN },
     );
     return organizationId;

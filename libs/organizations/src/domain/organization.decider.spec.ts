@@ -28,22 +28,9 @@ function when(given: OrganizationEvent[], command: OrganizationCommand): Organiz
 
 describe('organization decider', () => {
   it('creates an organization once', () => {
-    const command: OrganizationCommand = { type: 'createOrganization', organizationId: 'org_1', profile: created.data.profile as never, settings, mintedSecret: minted, at: AT };
+    const command: OrganizationCommand = { type: 'createOrganization', organizationId: 'org_1', profile: created.data.profile as never, settings, at: AT };
     expect(when([], command)).toEqual([created]);
     expect(() => when([created], command)).toThrow();
-  });
-
-  it.each([
-    ['live pricing on', { externalPricingEnabled: true }],
-    ['a webhook URL', { webhookUrl: 'https://crm.example.com/hooks' }],
-    ['a pricing webhook URL', { pricingWebhookUrl: 'https://crm.example.com/pricing' }],
-  ])('mints a signing secret when the organization is created with %s', (_, change) => {
-    const withWebhooks = { ...settings, ...change };
-    const command: OrganizationCommand = { type: 'createOrganization', organizationId: 'org_1', profile: created.data.profile as never, settings: withWebhooks, mintedSecret: minted, at: AT };
-    expect(when([], command)).toEqual([
-      { ...created, data: { ...created.data, settings: withWebhooks } },
-      { type: 'organization.v1.signingSecretRotated', data: { organizationId: 'org_1', ...minted, previousValidUntil: AT, at: AT } },
-    ]);
   });
 
   it('records only the profile fields that change', () => {

@@ -20,15 +20,7 @@ export interface OrganizationState {
 }
 
 export type OrganizationCommand =
-  | {
-      type: 'createOrganization';
-      organizationId: string;
-      profile: OrganizationProfile;
-      settings: OrganizationSettings;
-      /** used when the settings already call for webhooks (needsSigningSecret) */
-      mintedSecret: { secretId: string; secret: string };
-      at: number;
-    }
+  | { type: 'createOrganization'; organizationId: string; profile: OrganizationProfile; settings: OrganizationSettings; at: number }
   | {
       type: 'updateOrganization';
       changes: Partial<Omit<OrganizationProfile, 'slug'>>;
@@ -55,24 +47,11 @@ function existing(state: OrganizationState): OrganizationState & { organizationI
   return state as OrganizationState & { organizationId: string };
 }
 
-/**
- * Webhooks are never sent unsigned: settings with a webhook URL or live pricing on need a signing
- * secret, which creating the organization or changing its settings mints if it has none yet.
- */
-function needsSigningSecret(settings: OrganizationSettings): boolean {
-  return settings.externalPricingEnabled || settings.webhookUrl !== null || settings.pricingWebhookUrl !== null;
-}
-
 function decide(command: OrganizationCommand, state: OrganizationState): OrganizationEvent[] {
   switch (command.type) {
     case 'createOrganization': {
       if (state.exists) throw new ValidationFailed([{ path: 'id', message: 'organization already exists' }]);
-      const created: OrganizationEvent = { type: 'organization.v1.created', data: { organizationId: command.organizationId, profile: command.profile, settings: command.settings, at: command.at } };
-      if (!needsSigningSecret(command.settings)) return [created];
-      return [
-        created,
-        { type: 'organization.v1.signingSecretRotated', data: { organizationId: command.organizationId, ...command.mintedSecret, previousValidUntil: command.at, at: command.at } },
-      ];
+      return [{ type: 'organization.v1.created', data: { organizationId: command.organizationId, profile: command.profile, settings: command.settings, at: command.at } }];
     }
     case 'updateOrganization': {
       const org = existing(state);
@@ -92,7 +71,10 @@ function decide(command: OrganizationCommand, state: OrganizationState): Organiz
         };
         if (JSON.stringify(next) !== JSON.stringify(current)) {
           events.push({ type: 'organization.v1.settingsChanged', data: { organizationId: org.organizationId, settings: next, at: command.at } });
-          if (needsSigningSecret(next) && !org.hasSigningSecret) {
+          // Webhooks are never sent unsigned: a first webhook URL or enabling live pricing mints
+          // the signing secret if the organization has none yet.
+          const needsSecret = next.externalPricingEnabled || next.webhookUrl !== null || next.pricingWebhookUrl !== null;
+          if (needsSecret && !org.hasSigningSecret) {
             events.push({
               type: 'organization.v1.signingSecretRotated',
               data: { organizationId: org.organizationId, ...command.mintedSecret, previousValidUntil: command.at, at: command.at },
