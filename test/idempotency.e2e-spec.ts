@@ -107,5 +107,8 @@ describe('Idempotency-Key: authorization and retries', () => {
     expect(second.headers['idempotent-replayed']).toBeUndefined();
     expect(typeof first.body[field]).toBe('string');
     expect(second.body[field]).not.toBe(first.body[field]);
+    // The header is still checked as on every POST.
+    const tooLong = await app.request('POST', `/admin/v1/organizations/${organizationId}/${path}`, { token: ADMIN_TOKEN, body, headers: { 'idempotency-key': 'k'.repeat(256) } });
+    expect([tooLong.status, tooLong.body.error?.details.fields]).toEqual([422, [{ path: 'Idempotency-Key', message: 'must be 1 to 255 characters' }]]);
   });
 });

@@ -124,6 +124,17 @@ function errorCode(payload: string): unknown {
  * request is authenticated and authorized (IdempotencyGuard), so a caller that may not make
  * the request is refused on its own and never receives another caller's stored answer.
  */
+/** The request's key; null when it is not 1 to 255 characters, after answering 422 (the header's documented rule, on every POST). */
+function validKey(request: FastifyRequest, reply: FastifyReply): string | null {
+  const header = request.headers['idempotency-key']!;
+  const key = Array.isArray(header) ? header[0] : header;
+  if (key && key.length <= 255) return key;
+  reply.status(422).type('application/json').send(
+    errorBody('validation_error', 'The request is invalid.', { fields: [{ path: 'Idempotency-Key', message: 'must be 1 to 255 characters' }] }),
+  );
+  return null;
+}
+
 export type ReplayOrClaim = (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 
 /**
@@ -138,14 +149,8 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
   const inFlight = new Map<string, Promise<void>>();
 
   const replayOrClaim = async (request: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
-    const header = request.headers['idempotency-key']!;
-    const key = Array.isArray(header) ? header[0] : header;
-    if (!key || key.length > 255) {
-      reply.status(422).type('application/json').send(
-        errorBody('validation_error', 'The request is invalid.', { fields: [{ path: 'Idempotency-Key', message: 'must be 1 to 255 characters' }] }),
-      );
-      return true;
-    }
+    const key = validKey(request, reply);
+    if (key === null) return true;
     const scope = callerScope(request);
     const lockKey = `${scope}\u0000${key}`;
     for (let pending = inFlight.get(lockKey); pending; pending = inFlight.get(lockKey)) await pending;
@@ -231,7 +236,8 @@ const SHOWS_SECRET_ONCE = 'idempotency:showsSecretOnce';
  * The route answers with a secret that is shown exactly once (an API key, a signing secret:
  * api-v1 Authentication 2, decisions §2 and §4). Its answer is never stored under an
  * Idempotency-Key, which would keep the secret in clear text for 24 h and show it again: the
- * header is ignored there, and a retry creates another key or secret.
+ * header is checked as on every POST (1 to 255 characters) and then ignored, and a retry creates
+ * another key or secret.
  */
 export const ShowsSecretOnce = () => SetMetadata(SHOWS_SECRET_ONCE, true);
 
@@ -262,7 +268,7 @@ export class IdempotencyGuard implements CanActivate {
     if (context.getType() !== 'http') return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     // Without a key: true at once, no promise, as nearly every request goes through here.
-    if (!carriesIdempotencyKey(request) || Reflect.getMetadata(SHOWS_SECRET_ONCE, context.getHandler()) === true) return true;
+    if (!carriesIdempotencyKey(request)) return true;
     return this.keyStep(context, request);
   }
 
@@ -273,7 +279,11 @@ export class IdempotencyGuard implements CanActivate {
       const allowed = guard.canActivate(context);
       if (!(await (isObservable(allowed) ? lastValueFrom(allowed) : allowed))) return true;
     }
-    if (!(await this.replayOrClaim(request, context.switchToHttp().getResponse<FastifyReply>()))) return true;
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    // A secret shown once is never stored: the header is checked like everywhere, then ignored.
+    if (Reflect.getMetadata(SHOWS_SECRET_ONCE, context.getHandler()) === true) {
+      if (validKey(request, reply) !== null) return true;
+    } else if (!(await this.replayOrClaim(request, reply))) return true;
     // Answered (a replay, a refused key): the handler must not run, and Nest must not answer
     // after it. A promise that never settles stops the request here; nothing holds it once the
     // request is over, so it is collected with it.
