@@ -77,6 +77,11 @@ describe('PUT adjustments body', () => {
       expect(await refusedPaths({ configHash: HASH, ...basePricing })).toEqual([]);
     });
 
+    it('takes a subtotal only as the number its schema says, though it ignores it', async () => {
+      expect(await refusedPaths({ configHash: HASH, ...basePricing, subtotal: 'abc' })).toEqual(['subtotal']);
+      expect(await refusedPaths({ configHash: HASH, ...basePricing, subtotal: null })).toEqual(['subtotal']);
+    });
+
     it('opens the body to nothing else: other top-level fields are still refused', async () => {
       expect(await refusedPaths({ configHash: HASH, ...basePricing, total: 800, comment: 'hi' })).toEqual(['comment', 'total']);
     });

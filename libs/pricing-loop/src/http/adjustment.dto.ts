@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { plainToInstance, Transform } from 'class-transformer';
-import { Allow, ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsNumber, IsOptional, IsPositive, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsNumber, IsOptional, IsPositive, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import Decimal from 'decimal.js';
-import { createValidationPipe, PlainText } from '@lib/http';
+import { createValidationPipe, IfPresent, PlainText } from '@lib/http';
 import type { ExternalLineInput } from '@lib/submissions';
 import { ITEM_TYPES } from '@lib/templates';
 
@@ -99,8 +99,8 @@ export class AdjustmentsDto {
 
   /** api-v1: the basePricing object (with `subtotal`) can be sent back as it is; the subtotal is computed server-side. */
   @ApiPropertyOptional({ type: Number, description: 'Ignored: the subtotal is computed server-side from the items' })
-  @Allow()
-  subtotal?: unknown;
+  @IfPresent() @IsFiniteNumber()
+  subtotal?: number;
 }
 
 export interface AdjustmentsBody {
