@@ -1,7 +1,8 @@
+import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import Decimal from 'decimal.js';
-import { ValidateBy, ValidateIf } from 'class-validator';
-import { stripHtml } from '@lib/shared';
+import { IsIn, IsString, ValidateBy, ValidateIf } from 'class-validator';
+import { CURRENCY_CODES, stripHtml } from '@lib/shared';
 
 /** Free text is stored as plain text; length limits apply to what is stored. */
 export const PlainText = () => Transform(({ value }) => (typeof value === 'string' ? stripHtml(value) : value));
@@ -18,6 +19,9 @@ export const Trimmed = () => Transform(({ value }) => (typeof value === 'string'
 
 /** Present means it must be valid; unlike IsOptional, null is not let through. */
 export const IfPresent = () => ValidateIf((_, value) => value !== undefined);
+
+/** An upper-case ISO 4217 code of CURRENCY_CODES (docs/decisions/quotes.md); combine with IfPresent where it is optional. */
+export const IsCurrencyCode = () => applyDecorators(IsString(), IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' }));
 
 /**
  * A finite JSON number with at most `maxDecimalPlaces` decimals. Counts decimals exactly (also for

@@ -3,8 +3,7 @@ import { Type } from 'class-transformer';
 import {
   IsBoolean, IsIn, IsNotIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
 } from 'class-validator';
-import { IfPresent, IsDecimalNumber } from '@lib/http';
-import { CURRENCY_CODES } from '@lib/shared';
+import { IfPresent, IsCurrencyCode, IsDecimalNumber } from '@lib/http';
 
 export const LOCALES = ['en', 'de', 'nl'] as const;
 export const UNIT_SYSTEMS = ['metric', 'imperial'] as const;
@@ -59,7 +58,7 @@ export class CreateOrganizationDto {
   @ApiPropertyOptional({ enum: UNIT_SYSTEMS, default: 'metric' }) @IfPresent() @IsIn(UNIT_SYSTEMS)
   unitSystem?: (typeof UNIT_SYSTEMS)[number];
 
-  @ApiPropertyOptional({ description: 'ISO 4217 code', default: 'EUR' }) @IfPresent() @IsString() @IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' })
+  @ApiPropertyOptional({ description: 'ISO 4217 code', default: 'EUR' }) @IfPresent() @IsCurrencyCode()
   currency?: string;
 
   @ApiPropertyOptional({ enum: PLANS, default: 'pro' }) @IfPresent() @IsIn(PLANS)
@@ -80,7 +79,7 @@ export class UpdateOrganizationDto {
   @ApiPropertyOptional({ enum: UNIT_SYSTEMS }) @IfPresent() @IsIn(UNIT_SYSTEMS)
   unitSystem?: (typeof UNIT_SYSTEMS)[number];
 
-  @ApiPropertyOptional() @IfPresent() @IsString() @IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' })
+  @ApiPropertyOptional() @IfPresent() @IsCurrencyCode()
   currency?: string;
 
   @ApiPropertyOptional({ enum: PLANS }) @IfPresent() @IsIn(PLANS)

@@ -3,6 +3,7 @@ import { plainToInstance, Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsNumber, IsOptional, IsPositive, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import Decimal from 'decimal.js';
 import { createValidationPipe, IfPresent, PlainText } from '@lib/http';
+import { toMoneyNumber } from '@lib/shared';
 import type { ExternalLineInput } from '@lib/submissions';
 import { ITEM_TYPES } from '@lib/templates';
 
@@ -25,8 +26,7 @@ const nullIsAbsent = ({ value }: { value: unknown }) => (value === null ? undefi
 const KeptDecimals = () =>
   Transform(({ value }) => {
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return value;
-    const rounded = new Decimal(value).toDecimalPlaces(ADJUSTMENT_DECIMALS, Decimal.ROUND_HALF_UP).toNumber();
-    return rounded === 0 ? 0 : rounded;
+    return toMoneyNumber(new Decimal(value).toDecimalPlaces(ADJUSTMENT_DECIMALS, Decimal.ROUND_HALF_UP));
   });
 
 const IsFiniteNumber = () => IsNumber({ allowNaN: false, allowInfinity: false }, { message: '$property must be a finite number' });

@@ -1,3 +1,4 @@
+import { inDisplayOrder } from '@lib/submissions';
 import { ITEM_TYPES, type ItemType } from '@lib/templates';
 import type { QuoteLineInput } from '../domain/quote.events';
 
@@ -22,12 +23,7 @@ const isItemType = (value: unknown): value is ItemType => (ITEM_TYPES as readonl
  * `itemType` are `other`.
  */
 export function toQuoteLines(items: readonly IncomingLineItem[]): QuoteLineInput[] {
-  const key: ((item: IncomingLineItem) => number | undefined) | null = items.every((i) => i.order !== undefined)
-    ? (i) => i.order
-    : items.every((i) => i.sortOffset !== undefined)
-      ? (i) => i.sortOffset
-      : null;
-  const ordered = key ? [...items].sort((a, b) => key(a)! - key(b)!) : items;
+  const ordered = items.every((i) => i.order !== undefined) ? [...items].sort((a, b) => a.order! - b.order!) : inDisplayOrder(items);
   return ordered.map((item) => ({
     description: item.description,
     quantity: item.quantity,

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { DomainError } from '@lib/shared';
 import { quoteDecider, type QuoteCommand, type QuoteState } from './quote.decider';
 import { DAY_MS, type QuoteEvent, type QuoteStatus } from './quote.events';
+import { createQuote } from './testing/quote-commands';
 
 const ORG = 'org_1';
 const T0 = Date.UTC(2026, 0, 1);
@@ -57,22 +58,7 @@ const histories = fc
   });
 
 const created = (): QuoteEvent[] =>
-  quoteDecider.decide(
-    {
-      type: 'createQuote',
-      quoteNumber: 'Q-2026-000001',
-      quoteId: 'quo_1',
-      organizationId: ORG,
-      submissionId: 'sub_1',
-      customer: { name: 'Ada', email: 'ada@example.com' },
-      locale: 'en',
-      terms: { currency: 'EUR', taxRate: 21, validityDays: 30, reference: null, notes: null },
-      lineItems: [{ description: 'Window', quantity: 1, unitPrice: 100, itemType: 'window', itemKey: null, externalRef: null }],
-      pricingSource: 'base',
-      at: T0,
-    },
-    null,
-  );
+  quoteDecider.decide(createQuote('quo_1', ORG, [{ description: 'Window', quantity: 1, unitPrice: 100, itemType: 'window', itemKey: null, externalRef: null }], T0), null);
 
 /** Runs a history; refused commands (domain errors) change nothing, as over the API. */
 function run(commands: QuoteCommand[]): { states: NonNullable<QuoteState>[]; events: QuoteEvent[] } {

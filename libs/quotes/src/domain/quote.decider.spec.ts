@@ -1,8 +1,7 @@
 import { fold } from '@lib/event-sourcing';
 import { PreconditionFailed } from '@lib/shared';
 import { quoteDecider, quoteETag, quoteNumberOf, type QuoteCommand, type QuoteDraft } from './quote.decider';
-import { QuoteVersionNotCurrent } from './quote.errors';
-import { QuoteNotActionable, QuoteNotEditable, QuoteNotFound, QuoteNotSendable, RevisionRequired } from './quote.errors';
+import { QuoteNotActionable, QuoteNotEditable, QuoteNotFound, QuoteNotSendable, QuoteVersionNotCurrent, RevisionRequired } from './quote.errors';
 import { DAY_MS, type QuoteEvent, type QuoteEventSubject, type QuoteLineInput, type QuoteStatus } from './quote.events';
 
 const ORG = 'org_1';

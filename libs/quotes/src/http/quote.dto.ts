@@ -19,8 +19,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { IfPresent, IsDecimalNumber, NullablePlainText, PageQuery, PlainText } from '@lib/http';
-import { CURRENCY_CODES } from '@lib/shared';
+import { IfPresent, IsCurrencyCode, IsDecimalNumber, NullablePlainText, PageQuery, PlainText } from '@lib/http';
 import { ITEM_TYPES } from '@lib/templates';
 import { QUOTE_STATUSES, type QuoteStatus } from '../domain/quote.events';
 
@@ -31,8 +30,7 @@ export const MESSAGE_LOCALES = ['en', 'de', 'nl'] as const;
 
 const TaxRate = () => applyDecorators(IfPresent(), IsDecimalNumber(4), Min(0), Max(100));
 const ValidityDays = () => applyDecorators(IfPresent(), IsInt(), Min(1), Max(365));
-/** docs/decisions/quotes.md: the ISO 4217 codes of CURRENCY_CODES, upper case. */
-const Currency = () => applyDecorators(IfPresent(), IsString(), IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' }));
+const Currency = () => applyDecorators(IfPresent(), IsCurrencyCode());
 
 /** The fields of a line item that a quote keeps or uses; any other field (e.g. `total`) is ignored. */
 const LINE_ITEM_FIELDS = ['description', 'quantity', 'unitPrice', 'itemType', 'itemKey', 'externalRef', 'order', 'sortOffset'] as const;

@@ -1,4 +1,5 @@
-import type { Adjustment, AdjustmentLineItem } from './session.events';
+import { inDisplayOrder } from '@lib/submissions';
+import type { Adjustment, SessionEvent } from './session.events';
 
 /**
  * How many configHashes keep their latest external write. A customer who goes back to a
@@ -22,16 +23,12 @@ export function currentAdjustment(adjustments: readonly Adjustment[], configHash
   return (configHash !== null && adjustments.find((adjustment) => adjustment.configHash === configHash)) || null;
 }
 
-/**
- * The partner's items in display order (api-v1 `sortOffset`), by the rule quotes use: sorted only
- * when every item has a `sortOffset`, ties kept in array order; otherwise the array order stands.
- */
-export function inDisplayOrder<T extends Pick<AdjustmentLineItem, 'sortOffset'>>(lineItems: readonly T[]): T[] {
-  if (!lineItems.every((item) => item.sortOffset !== undefined)) return [...lineItems];
-  return [...lineItems].sort((a, b) => a.sortOffset! - b.sortOffset!);
-}
-
 /** The adjustment as the customer sees it and as it is frozen onto a submission. */
 export function forDisplay(adjustment: Adjustment): Adjustment {
   return { ...adjustment, lineItems: inDisplayOrder(adjustment.lineItems) };
+}
+
+/** The adjustment an `adjustmentReceived` event records. */
+export function adjustmentOf({ data }: Extract<SessionEvent, { type: 'session.v1.adjustmentReceived' }>): Adjustment {
+  return { configHash: data.configHash, lineItems: data.lineItems, subtotal: data.subtotal, receivedAt: data.at };
 }

@@ -2,7 +2,7 @@ import type { Decider } from '@lib/event-sourcing';
 import { ConcurrentModification, NotFound } from '@lib/shared';
 import type { FrozenPricing, PricingBreakdown, SubmissionCustomer } from '@lib/submissions';
 import type { Configuration } from '@lib/templates';
-import { currentAdjustment, forDisplay, withAdjustment } from './session-adjustments';
+import { adjustmentOf, currentAdjustment, forDisplay, withAdjustment } from './session-adjustments';
 import { SessionAlreadySubmitted, SessionExpired, SessionNotConfigured, StaleConfigHash } from './session.errors';
 import type { Adjustment, AdjustmentLineItem, PricingTokenGrant, SessionEvent, SessionLocale, SessionOrigin } from './session.events';
 
@@ -206,12 +206,7 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
     case 'session.v1.adjustmentReceived':
       return {
         ...state,
-        adjustments: withAdjustment(state.adjustments, {
-          configHash: event.data.configHash,
-          lineItems: event.data.lineItems,
-          subtotal: event.data.subtotal,
-          receivedAt: event.data.at,
-        }),
+        adjustments: withAdjustment(state.adjustments, adjustmentOf(event)),
       };
     case 'session.v1.pricingTokenIssued':
       return { ...state, pricingTokens: { ...state.pricingTokens, [event.data.deliveryId]: event.data.generation } };

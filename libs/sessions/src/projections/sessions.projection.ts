@@ -3,7 +3,7 @@ import type { RecordedEvent } from '@lib/event-store';
 import type { PricingBreakdown } from '@lib/submissions';
 import type { Configuration } from '@lib/templates';
 import type { StoredSessionStatus } from '../domain/session.decider';
-import { withAdjustment } from '../domain/session-adjustments';
+import { adjustmentOf, withAdjustment } from '../domain/session-adjustments';
 import { SESSION_STREAM, type Adjustment, type SessionEvent, type SessionLocale, type SessionOrigin } from '../domain/session.events';
 
 export interface SessionDocument extends ProjectedDocument {
@@ -75,12 +75,7 @@ export const sessionsProjection: Projection = {
         next.lastActivityAt = event.data.at;
         break;
       case 'session.v1.adjustmentReceived':
-        next.adjustments = withAdjustment(session.adjustments, {
-          configHash: event.data.configHash,
-          lineItems: event.data.lineItems,
-          subtotal: event.data.subtotal,
-          receivedAt: event.data.at,
-        });
+        next.adjustments = withAdjustment(session.adjustments, adjustmentOf(event));
         break;
       case 'session.v1.submitted':
         next.status = 'submitted';

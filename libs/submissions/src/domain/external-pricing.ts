@@ -32,3 +32,12 @@ export function priceExternalLineItems(items: readonly ExternalLineInput[], curr
   );
   return { lineItems, subtotal: computeTotals(lineItems, 0, currency).subtotal };
 }
+
+/**
+ * Items in display order (api-v1 adjustment line item `sortOffset`): sorted by it only when every
+ * item has one, ties kept in array order; otherwise the array order stands. A copy either way.
+ */
+export function inDisplayOrder<T extends { sortOffset?: number }>(items: readonly T[]): T[] {
+  if (!items.every((item) => item.sortOffset !== undefined)) return [...items];
+  return [...items].sort((a, b) => a.sortOffset! - b.sortOffset!);
+}
