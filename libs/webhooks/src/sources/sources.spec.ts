@@ -87,6 +87,14 @@ describe('webhook sources', () => {
         expect(data.quote.customerUrl).toMatch(/^http:\/\/localhost:3000\/q\/[0-9A-Za-z]{43}$/);
       });
 
+      it('given a quote first sent after a long draft history, then the link of that send (the stream is read a page at a time)', async () => {
+        const edits = Array.from({ length: 45 }, (_, n) => ({ type: 'quote.v1.externalRefChanged', data: { ...base, quoteId: 'quo_3', externalRef: `crm:${n}` } }));
+        const send = { type: 'quote.v1.sent', data: { ...base, quoteId: 'quo_3', ...subject('sent'), recipients: [], locale: 'en', sentAt: 2, validUntil: 9, customerUrl: 'http://localhost:3000/q/tok3', tokenHash: 'h3', resend: false } };
+        await events.appendToStream('quote-quo_3', [...edits, send], 'no_stream');
+        const { data } = (await links().finalize(attempt('quo_3'))) as { data: { quote: { customerUrl: string } } };
+        expect(data.quote.customerUrl).toBe('http://localhost:3000/q/tok3');
+      });
+
       it('given a quote that was never sent, then no link: the attempt fails', async () => {
         await expect(links().finalize(attempt('quo_unknown'))).rejects.toThrow('no send');
       });
