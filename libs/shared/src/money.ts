@@ -18,7 +18,6 @@ const MINOR_UNIT_EXCEPTIONS: Readonly<Record<string, number>> = {
   CLF: 4, UYW: 4,
 };
 
-/** Number of decimal places of the currency's minor unit (JPY 0, EUR 2, KWD 3). */
 /**
  * The ISO 4217 codes a price may be in: those of the runtime's ICU data (full ICU in every Node
  * build), i.e. the currencies in circulation, without the fund, precious-metal and test codes
@@ -26,6 +25,7 @@ const MINOR_UNIT_EXCEPTIONS: Readonly<Record<string, number>> = {
  */
 export const CURRENCY_CODES: readonly string[] = Intl.supportedValuesOf('currency');
 
+/** Number of decimal places of the currency's minor unit (JPY 0, EUR 2, KWD 3). */
 export function minorUnits(currency: string): number {
   return MINOR_UNIT_EXCEPTIONS[currency.trim().toUpperCase()] ?? 2;
 }
