@@ -43,6 +43,29 @@ describe('validateTemplate', () => {
     });
   });
 
+  describe('given null for a field', () => {
+    it.each(['name', 'slug', 'productCategory', 'constraints', 'materialTags', 'components', 'optionGroups', 'options', 'materials', 'sections', 'pricingRules'])(
+      'then null %s is refused, not stored or taken as empty',
+      (key) => {
+        expect(errorsFor((body) => { body[key] = null; })).toContainEqual(error(key, 'must be'));
+      },
+    );
+
+    it.each([
+      ['components', 'name'], ['components', 'type'], ['components', 'constraints'],
+      ['optionGroups', 'scope'], ['optionGroups', 'required'], ['options', 'optionGroup'],
+      ['materials', 'side'], ['pricingRules', 'calculation'], ['pricingRules', 'amount'],
+    ])('then null %s[0].%s is refused', (list, key) => {
+      expect(errorsFor((body) => { body[list][0][key] = null; })).toContainEqual(error(`${list}[0].${key}`, 'must be'));
+    });
+
+    it('then a null description is the empty description', () => {
+      const { template, errors } = validateTemplate({ ...exampleTemplateBody(), description: null });
+      expect(errors).toEqual([]);
+      expect(template?.description).toBe('');
+    });
+  });
+
   describe('given free text with markup', () => {
     it('then the stored text is plain', () => {
       const { template, errors } = validateTemplate({
