@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DELIVERIES, type DeliveryRecord } from '@lib/webhooks';
+import { DELIVERIES, SWEEP_DONE, SWEEP_VERSION, type DeliveryRecord } from '@lib/webhooks';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
 import { pause, QuoteFixtures } from './quotes-fixtures';
 import { ADMIN_TOKEN, openReadStore, TestApp } from './support/test-app';
@@ -114,6 +114,45 @@ describe('webhooks across a restart (same DATA_DIR)', () => {
     const record = await delivery(org.apiKey, id, (r) => r.status === 'delivered');
     expect(record.attempts).toBe(2);
     expect(JSON.stringify(record)).not.toContain('/q/');
+  });
+
+  it('given a delivered quote.sent stored with its link (as before the link was added per attempt), then the next start removes the link from the stored record', async () => {
+    await start();
+    const path = '/restart/legacy-link';
+    const fixtures = new QuoteFixtures(app!);
+    const org = await fixtures.organization({ settings: { webhookUrl: receiver.url(path) } });
+    expect((await app!.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN })).status).toBe(201);
+    const quoteId = await fixtures.createQuote(org, await fixtures.submission(org));
+    await fixtures.send(org, quoteId);
+    const [sent] = await receiver.waitFor((r) => r.path === path && r.body?.event === 'quote.sent' && r.body.data.quote.id === quoteId);
+    const delivered = await delivery(org.apiKey, sent.body.id, (r) => r.status === 'delivered');
+    const { config } = app!;
+    await stop();
+
+    // What a store written before the fix holds: the link in the delivered record, and no sweep yet.
+    const link = sent.body.data.quote.customerUrl;
+    let store = await openReadStore(config);
+    const record = (await store.get<DeliveryRecord>(DELIVERIES, sent.body.id))!;
+    const legacy = { ...record, payload: { ...record.payload, data: { ...record.payload.data, quote: { ...(record.payload.data as any).quote, customerUrl: link } } } };
+    await store.upsert([{ collection: DELIVERIES, document: legacy }]);
+    await store.saveCheckpoint(SWEEP_DONE, 0);
+    expect(JSON.stringify(await store.get(DELIVERIES, sent.body.id))).toContain(link);
+    await store.close();
+
+    await start();
+    store = await openReadStore(config);
+    try {
+      for (let waited = 0; (await store.getCheckpoint(SWEEP_DONE)) !== SWEEP_VERSION; waited += 20) {
+        if (waited > 10_000) throw new Error('the sweep did not finish');
+        await pause(20);
+      }
+      const swept = (await store.get<DeliveryRecord>(DELIVERIES, sent.body.id))!;
+      expect(JSON.stringify(swept)).not.toContain('/q/');
+      expect(swept.payload).toEqual(record.payload);
+      expect(swept).toMatchObject({ status: 'delivered', attempts: delivered.attempts });
+    } finally {
+      await store.close();
+    }
   });
 
   it('given the process died mid-attempt (record left processing), then the next start returns it to pending and delivers it', async () => {

@@ -14,6 +14,7 @@ export * from './application/webhook-organizations';
 export * from './application/webhook-deliveries';
 export * from './application/webhook-delivery.reactor';
 export * from './application/webhook-dispatcher';
+export * from './application/stored-capability-sweep';
 export * from './sources/submission.source';
 export * from './sources/quote.source';
 export * from './sources/quote-link.finalizer';

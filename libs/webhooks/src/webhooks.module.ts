@@ -7,6 +7,7 @@ import { WebhookDeliveries } from './application/webhook-deliveries';
 import { WebhookDeliveryReactor } from './application/webhook-delivery.reactor';
 import { WebhookDispatcher } from './application/webhook-dispatcher';
 import { WebhookOrganizations } from './application/webhook-organizations';
+import { StoredCapabilitySweep } from './application/stored-capability-sweep';
 import { EventsController } from './http/events.controller';
 import { PayloadFinalizerRegistry, WebhookSourceRegistry } from './registries';
 import { LeadWebhookSource } from './sources/lead.source';
@@ -67,7 +68,7 @@ export class WebhooksModule implements OnModuleInit {
  * sent from exactly one place per deployment.
  */
 @Module({
-  providers: [WebhookDispatcher, { provide: WebhookSender, useFactory: () => new NodeWebhookSender() }],
+  providers: [WebhookDispatcher, StoredCapabilitySweep, { provide: WebhookSender, useFactory: () => new NodeWebhookSender() }],
   exports: [WebhookDispatcher],
 })
 export class WebhookDispatchModule {}

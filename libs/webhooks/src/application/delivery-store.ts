@@ -92,6 +92,11 @@ export class DeliveryStore {
     return this.reads.find<DeliveryRecord>(DELIVERIES, { filter: { status }, sort: QUEUE_ORDER, limit, after });
   }
 
+  /** The records of one event type, in id order. */
+  findByType(type: string, limit: number, after?: unknown[]): Promise<FindResult<DeliveryRecord>> {
+    return this.reads.find<DeliveryRecord>(DELIVERIES, { filter: { type }, sort: [{ field: 'id', direction: 'asc' }], limit, after });
+  }
+
   list(filter: Filter, limit: number, after?: unknown[]): Promise<FindResult<DeliveryRecord>> {
     return this.reads.find<DeliveryRecord>(DELIVERIES, {
       filter,
