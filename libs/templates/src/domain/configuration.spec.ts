@@ -155,6 +155,25 @@ describe('validateConfiguration', () => {
     });
   });
 
+  describe('given no components', () => {
+    it('then a template built from components refuses the configuration, whether the list is empty or left out', () => {
+      expect(errorsFor((c) => (c.components = []))).toEqual([error('components', 'needs at least one component')]);
+      expect(errorsFor((c) => delete c.components)).toEqual([error('components', 'needs at least one component')]);
+    });
+
+    it('then a template without components takes a configuration without any', () => {
+      const panel = templateFrom((b) => {
+        b.components = [];
+        b.optionGroups = b.optionGroups.filter((g: { scope: string }) => g.scope === 'product');
+        b.options = b.options.filter((o: { optionGroup: string }) => o.optionGroup === 'extras');
+        b.pricingRules = b.pricingRules.filter((r: { level: string; target?: string }) => r.level !== 'component' && r.target !== 'hr3');
+      });
+      const { configuration, errors } = validateConfiguration(panel, { width: 1200, height: 1400 });
+      expect(errors).toEqual([]);
+      expect(configuration?.components).toEqual([]);
+    });
+  });
+
   describe('given two options of a single-choice group', () => {
     it('then the second is refused', () => {
       expect(errorsFor((c) => (c.components[0].options = ['hr2', 'hr3']))).toEqual([

@@ -97,9 +97,14 @@ function readComponents(
   index: TemplateIndex,
   product: { width?: number; height?: number },
 ): ConfiguredComponent[] | undefined {
-  if (value === undefined) return [];
-  const entries = readArray(errors, value, 'components', CONFIGURATION_LIMITS.components);
+  // A product built from components is nothing without one: the frame alone is no window.
+  if (value === undefined && index.components.size === 0) return [];
+  const entries = readArray(errors, value ?? [], 'components', CONFIGURATION_LIMITS.components);
   if (!entries) return undefined;
+  if (entries.length === 0 && index.components.size > 0) {
+    errors.add('components', 'needs at least one component: this template is built from components');
+    return undefined;
+  }
   const components = entries.map((entry, i) => readComponent(errors, entry, item('components', i), index, product.height));
   checkUnique(errors, components.map((c) => c?.id), (i) => field(item('components', i), 'id'));
 

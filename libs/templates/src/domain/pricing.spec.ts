@@ -159,17 +159,19 @@ describe('priceConfiguration', () => {
 
   describe('given a tieredArea rule', () => {
     const tiered = [{ level: 'template', calculation: 'tieredArea', tiers: [{ upTo: 1, rate: 150 }, { upTo: 2, rate: 130 }, { upTo: null, rate: 110 }] }];
+    /** The product's size with one sash in it (a configuration needs a component); only the product's area is priced. */
+    const sized = (width: number, height: number) => ({ width, height, components: [{ id: 'c1', componentId: 'TT', width: 600, height }] });
 
     it('then an area exactly on a boundary takes the lower tier', () => {
-      expect(price(tiered, { width: 1000, height: 1000 }).subtotal).toBe(150); // 1 m² × 150
+      expect(price(tiered, sized(1000, 1000)).subtotal).toBe(150); // 1 m² × 150
     });
 
     it('then an area inside a middle tier takes that tier for the whole area', () => {
-      expect(price(tiered, { width: 1200, height: 1400 }).subtotal).toBe(218.4); // 1.68 m² × 130
+      expect(price(tiered, sized(1200, 1400)).subtotal).toBe(218.4); // 1.68 m² × 130
     });
 
     it('then an area beyond the last bound takes the open tier', () => {
-      expect(price(tiered, { width: 2500, height: 1000 }).subtotal).toBe(275); // 2.5 m² × 110
+      expect(price(tiered, sized(2500, 1000)).subtotal).toBe(275); // 2.5 m² × 110
     });
 
     it('then a component rule measures each component', () => {

@@ -123,7 +123,7 @@ export class ConfigurationSchema {
   @ApiProperty({ description: 'mm, within the template constraints' }) width: number;
   @ApiProperty({ description: 'mm, within the template constraints' }) height: number;
   @ApiProperty({ minimum: 1, maximum: 999, default: 1, description: 'Number of identical units' }) unitAmount: number;
-  @ApiProperty({ type: [ConfiguredComponentSchema], description: 'Side by side, left to right; widths together at most the product width' })
+  @ApiProperty({ type: [ConfiguredComponentSchema], description: 'Side by side, left to right; widths together at most the product width. At least one when the template has components (422 at `components` otherwise)' })
   components: ConfiguredComponentSchema[];
   @ApiProperty({ type: [String], description: 'Option ids of product-scoped groups' }) options: string[];
   @ApiProperty({ type: String, nullable: true }) insideColorId: string | null;
