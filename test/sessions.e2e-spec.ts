@@ -371,6 +371,26 @@ describe('storefront and configuration sessions', () => {
       expect(fieldPaths(res)).toContain('configuration.width');
     });
 
+    it('shows the new base price when the customer saves the same configuration after the template changed its price', async () => {
+      const tpl = await createTemplate(org.organizationId);
+      const { sessionId, customerToken } = await startSession(org.slug, { templateId: tpl });
+      const first = await configure(sessionId, customerToken);
+      expect(first.body.basePricing.lineItems[0]).toMatchObject({ description: 'Frame', unitPrice: 50 });
+      const body = exampleTemplateBody();
+      body.pricingRules[0].amount = 100;
+      expect((await app.request('PUT', `/admin/v1/organizations/${org.organizationId}/templates/${tpl}`, { token: ADMIN_TOKEN, body })).status).toBe(200);
+
+      const again = await configure(sessionId, customerToken);
+      expect(again.status).toBe(200);
+      expect(again.body.configHash).toBe(first.body.configHash);
+      expect(again.body.basePricing.lineItems[0]).toMatchObject({ description: 'Frame', unitPrice: 100 });
+      expect(again.body.basePricing.subtotal).toBeGreaterThan(first.body.basePricing.subtotal);
+      expect((await read(sessionId, customerToken)).body.pricing).toMatchObject({ source: 'base', subtotal: again.body.basePricing.subtotal });
+      // Saved once more at that price, nothing new is recorded.
+      await configure(sessionId, customerToken);
+      expect(await sessionEvents(sessionId)).toEqual(['session.v1.started', 'session.v1.configurationChanged', 'session.v1.configurationChanged']);
+    });
+
     it('refuses changes and a second submit once submitted (409 conflict)', async () => {
       const { sessionId, customerToken } = await startSession();
       await configure(sessionId, customerToken);

@@ -90,6 +90,14 @@ describe('session decider', () => {
       expect(when([started, configured], configure(2_500, configuration, hash, pricing))).toEqual([]);
     });
 
+    it('when the same configuration is saved again after the template changed its price, then the new base price is recorded under the same hash', () => {
+      const dearer = { ...pricing, lineItems: pricing.lineItems.map((line, i) => (i === 0 ? { ...line, unitPrice: 100, total: 100 } : line)), subtotal: pricing.subtotal + 50 };
+      const [event] = when([started, configured], configure(2_500, configuration, hash, dearer));
+      expect(event).toMatchObject({ type: 'session.v1.configurationChanged', data: { configHash: hash, previousConfigHash: hash, basePricing: dearer, at: 2_500 } });
+      // Stored and read back, the same price is nothing new.
+      expect(when([started, configured, event], configure(3_000, configuration, hash, JSON.parse(JSON.stringify(dearer))))).toEqual([]);
+    });
+
     it('when another configuration is saved, then the event names the previous hash', () => {
       const [event] = when([started, configured], configure(2_500));
       expect(event).toMatchObject({ type: 'session.v1.configurationChanged', data: { configHash: widerHash, previousConfigHash: hash, at: 2_500 } });

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Decider } from '@lib/event-sourcing';
 import { ConcurrentModification, NotFound } from '@lib/shared';
 import type { FrozenPricing, PricingBreakdown, SubmissionCustomer } from '@lib/submissions';
@@ -109,7 +110,9 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
     case 'changeConfiguration': {
       const session = existing(state);
       assertCustomerMayWrite(session, command.at, command.idleTtlMs);
-      if (command.configHash === session.configHash) return [];
+      // The same configuration again is nothing new, unless the template changed its price meanwhile:
+      // then the customer is shown the new base price, and the partner is asked to price it again.
+      if (command.configHash === session.configHash && isDeepStrictEqual(command.basePricing, session.basePricing)) return [];
       return [
         {
           type: 'session.v1.configurationChanged',
