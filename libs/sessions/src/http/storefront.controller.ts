@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ShowsSecretOnce } from '@lib/http';
 import { OrganizationDirectory } from '@lib/organizations';
 import { TemplateCatalog, TemplateDirectory, toCatalog } from '@lib/templates';
 import { StartSession, type StartedSession } from '../application/session.commands';
@@ -46,7 +47,9 @@ export class StorefrontController {
   }
 
   @Post('sessions')
-  @ApiOperation({ summary: 'Start a configuration session', description: 'The customerToken is shown only in this response.' })
+  // Anonymous: a stored answer would hand the customer token to anyone behind the same IP with the same key.
+  @ShowsSecretOnce()
+  @ApiOperation({ summary: 'Start a configuration session', description: 'The customerToken is shown only in this response: an `Idempotency-Key` is checked and then ignored, and a retry starts another session.' })
   @ApiCreatedResponse({ type: StartedSessionSchema })
   async startSession(@Param('orgSlug') orgSlug: string, @Body() body: StartSessionDto) {
     const organization = await this.organizations.getBySlug(orgSlug);
