@@ -144,6 +144,17 @@ describe('storefront and configuration sessions', () => {
       const res = await app.request('POST', `/storefront/v1/${org.slug}/sessions`, { payload: 'templateId=x', headers: { 'content-type': 'text/plain' } });
       expect(res.status).toBe(415);
     });
+
+    it('never replays the customer token under an Idempotency-Key: the same key and body start another session', async () => {
+      const keyed = (key: string) => app.request('POST', `/storefront/v1/${org.slug}/sessions`, { body: { templateId }, headers: { 'idempotency-key': key } });
+      const [first, second] = [await keyed('start-1'), await keyed('start-1')];
+      expect([first.status, second.status]).toEqual([201, 201]);
+      expect(second.headers['idempotent-replayed']).toBeUndefined();
+      expect(second.body.sessionId).not.toBe(first.body.sessionId);
+      expect(second.body.customerToken).not.toBe(first.body.customerToken);
+      // The header is still checked as on every POST.
+      expect((await keyed('k'.repeat(256))).status).toBe(422);
+    });
   });
 
   describe('customer token', () => {
@@ -160,6 +171,15 @@ describe('storefront and configuration sessions', () => {
         expect(res.status).toBe(401);
         expect(res.body.error.code).toBe('unauthorized');
         expect(res.headers['www-authenticate']).toBe('Bearer');
+      }
+    });
+
+    it('answers 401, not 404, for a malformed or missing token on an unknown session: the token is checked first', async () => {
+      for (const token of [undefined, 'nonsense']) {
+        for (const res of [await read('ses_unknown', token), await configure('ses_unknown', token as string), await submit('ses_unknown', token as string)]) {
+          expect(res.status).toBe(401);
+          expect(res.body.error.code).toBe('unauthorized');
+        }
       }
     });
 

@@ -14,9 +14,14 @@ export function hashCustomerToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
+/** Whether a presented value could be a customer token at all (checked before any lookup). */
+export function isCustomerTokenShaped(presented: string): boolean {
+  return CUSTOMER_TOKEN.test(presented);
+}
+
 /** Compares a presented token with the stored hash in constant time; malformed tokens never match. */
 export function customerTokenMatches(presented: string, storedHash: string): boolean {
-  if (!CUSTOMER_TOKEN.test(presented)) return false;
+  if (!isCustomerTokenShaped(presented)) return false;
   const expected = Buffer.from(storedHash, 'hex');
   const actual = Buffer.from(hashCustomerToken(presented), 'hex');
   return expected.length === actual.length && timingSafeEqual(expected, actual);

@@ -6,7 +6,7 @@ import { inDisplayOrder } from '@lib/submissions';
 import { currentAdjustment } from '../domain/session-adjustments';
 import { sessionStatus } from '../domain/session.decider';
 import { SESSIONS, type SessionDocument } from '../projections/sessions.projection';
-import { customerTokenMatches } from './customer-token';
+import { customerTokenMatches, isCustomerTokenShaped } from './customer-token';
 
 export interface SessionReadContext {
   now: number;
@@ -90,6 +90,7 @@ export class SessionReader {
   /** 401 without a well-formed token or with another session's token; 404 for an unknown session. */
   async authorize(sessionId: string, customerToken: string | null): Promise<SessionDocument> {
     if (!customerToken) throw new Unauthorized('The customer token of the session is required: Authorization: Bearer <customerToken>.');
+    if (!isCustomerTokenShaped(customerToken)) throw new Unauthorized('The customer token does not belong to this session.');
     const session = await this.find(sessionId);
     if (!session) throw new NotFound('Session');
     if (!customerTokenMatches(customerToken, session.customerTokenHash)) throw new Unauthorized('The customer token does not belong to this session.');
