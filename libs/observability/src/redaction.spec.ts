@@ -63,6 +63,17 @@ describe('redactUrl', () => {
     }
   });
 
+  it.each([
+    ['/api/v1/quotes/qk_live_ki5dHaK7HfdFz1K7SajdIdusdBBzRYjC8AZof7mf', '/api/v1/quotes/[redacted]'],
+    ['/nope/qk_live_abc/more', '/nope/[redacted]/more'],
+    ['/api/v1/quotes/qk%5Flive%5Fabc', '/api/v1/quotes/[redacted]'],
+    ['/api/v1/contacts?search=whsec_abc&limit=5', '/api/v1/contacts?search=[redacted]&limit=5'],
+    ['/api/v1/contacts?adm_secret123', '/api/v1/contacts?[redacted]'],
+    ['/storefront/v1/sessions/cst_abc/stream', '/storefront/v1/sessions/[redacted]/stream'],
+  ])('hides a key or secret pasted anywhere into the URL: %s', (url, expected) => {
+    expect(redactUrl(url)).toBe(expected);
+  });
+
   it('leaves ordinary URLs as they are', () => {
     expect(redactUrl('/api/v1/quotes/quo_123?limit=50&cursor=abc')).toBe('/api/v1/quotes/quo_123?limit=50&cursor=abc');
     expect(redactUrl('/q/')).toBe('/q/');

@@ -32,7 +32,10 @@ const ABSOLUTE_FORM_ORIGIN = /^https?:\/\/.*?(?=\/)/;
 export function redactUrl(url: string): string {
   const origin = url.startsWith('/') ? '' : (ABSOLUTE_FORM_ORIGIN.exec(url)?.[0] ?? '');
   const queryAt = url.indexOf('?', origin.length);
-  const path = redactPathToken(url.slice(origin.length, queryAt === -1 ? undefined : queryAt));
+  const path = redactPathToken(url.slice(origin.length, queryAt === -1 ? undefined : queryAt))
+    .split('/')
+    .map((segment) => (holdsSecretShape(segment) ? REDACTED : segment))
+    .join('/');
   if (queryAt === -1) return origin + path;
   const query = url
     .slice(queryAt + 1)
@@ -40,7 +43,8 @@ export function redactUrl(url: string): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = eq === -1 ? pair : pair.slice(0, eq);
-      return eq !== -1 && SECRET_QUERY_PARAMS.test(safeDecode(name)) ? `${name}=${REDACTED}` : pair;
+      if (eq !== -1 && (SECRET_QUERY_PARAMS.test(safeDecode(name)) || holdsSecretShape(pair.slice(eq + 1)))) return `${name}=${REDACTED}`;
+      return holdsSecretShape(pair) ? REDACTED : pair;
     })
     .join('&');
   return `${origin}${path}?${query}`;
@@ -85,6 +89,18 @@ function decodeAsciiEscapes(segment: string): string {
   if (!segment.includes('%')) return segment;
   return segment.replace(/%[0-7][0-9A-Fa-f]/g, (escape) => String.fromCharCode(parseInt(escape.slice(1), 16)));
 }
+
+/**
+ * A key, token or secret pasted anywhere into a URL (`/api/v1/quotes/qk_live_…` by mistake, as a
+ * plain or percent-encoded segment or query value): the whole segment or value is replaced.
+ */
+function holdsSecretShape(part: string): boolean {
+  const decoded = decodeAsciiEscapes(part);
+  return MAY_HOLD_SECRET.test(decoded) && SECRET_SHAPE_TESTS.some((shape) => shape.test(decoded));
+}
+
+/** The shapes without the global flag, whose `test` would otherwise carry `lastIndex` from one call to the next. */
+const SECRET_SHAPE_TESTS = SECRET_SHAPES.map((shape) => new RegExp(shape.source, shape.flags.replace('g', '')));
 
 /**
  * Every secret shape above has an underscore or "Bearer", every token path a slash, every
