@@ -163,6 +163,20 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
     expect((await download(app, `/storefront/v1/quotes/${'x'.repeat(43)}/pdf`)).status).toBe(404);
   });
 
+  it('given the PDF file is gone (a store restored without pdfs/), then its first download is 404 and the PDF is generated again', async () => {
+    const quoteId = await f.createQuote(org, submissionId);
+    await f.send(org, quoteId);
+    const quote = await readyPdf(quoteId);
+    rmSync(join(app.config.dataDir, 'pdfs', 'quotes', quoteId), { recursive: true, force: true });
+
+    const missing = await download(app, quote.pdf.url);
+    expect(missing.status).toBe(404);
+    const again = await readyPdf(quoteId);
+    const res = await download(app, again.pdf.url);
+    expect([res.status, res.bytes.subarray(0, 5).toString()]).toEqual([200, '%PDF-']);
+    expect((await download(app, `/storefront/v1/quotes/${await f.customerToken(quoteId)}/pdf`)).status).toBe(200);
+  });
+
   it('given a draft change, then the PDF of the version is made again', async () => {
     const quoteId = await f.createQuote(org, submissionId);
     const { pdf } = await readyPdf(quoteId);

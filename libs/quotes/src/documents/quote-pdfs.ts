@@ -1,9 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { FileStore } from '@lib/file-store';
-import { Clock, NotFound } from '@lib/shared';
+import { APP_CONFIG, Clock, NotFound, type AppConfig } from '@lib/shared';
+import { DocumentSignal } from './document-signal';
 import { FileLinks, quotePdfPath } from './file-links';
+import { newJob } from './job-queue';
 import { pdfFileName } from './quote-documents.worker';
-import { pdfStatusOf, QuotePdfJobs, type PdfStatus } from './quote-pdf-jobs';
+import { pdfStatusOf, QuotePdfJobs, type PdfStatus, type QuotePdfRecord } from './quote-pdf-jobs';
 
 export interface PdfView {
   status: PdfStatus | null;
@@ -18,11 +20,15 @@ export interface PdfFile {
 /** The read side of quote PDFs: status and a fresh signed link per read, and the files themselves. */
 @Injectable()
 export class QuotePdfs {
+  private readonly logger = new Logger('QuotePdfs');
+
   constructor(
     private readonly jobs: QuotePdfJobs,
     private readonly files: FileStore,
     private readonly links: FileLinks,
     private readonly clock: Clock,
+    private readonly signal: DocumentSignal,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** `{ status: null, url: null }` when no PDF was ever armed for the version (quotes older than PDFs). */
@@ -33,11 +39,26 @@ export class QuotePdfs {
     return { status, url: status === 'ready' ? this.links.sign(quotePdfPath(quoteId, version), this.clock.now()) : null };
   }
 
-  /** The ready PDF of a version; NotFound while it is not ready. */
+  /**
+   * The ready PDF of a version; NotFound while it is not ready. A PDF recorded as ready whose file
+   * is gone (a store restored without its `pdfs/` directory) is generated again from the content
+   * its record keeps, and is NotFound until then.
+   */
   async file(quoteId: string, version: number): Promise<PdfFile> {
     const record = await this.jobs.find(quoteId, version);
     const bytes = record?.status === 'done' && record.fileKey ? await this.files.get(record.fileKey) : null;
+    if (record?.status === 'done' && !bytes) await this.regenerate(record);
     if (!record || !bytes) throw new NotFound('A ready PDF of this quote version');
     return { filename: pdfFileName(record), bytes };
+  }
+
+  private async regenerate(record: QuotePdfRecord): Promise<void> {
+    const now = this.clock.now();
+    const fresh = newJob(record.id, now, this.config.pdfRetryScheduleMs);
+    const next: QuotePdfRecord = { ...record, ...fresh, createdAt: record.createdAt, _rev: record._rev, fileKey: null, generatedAt: null, lastError: 'the file was missing; generated again' };
+    // Lost to another writer: that one re-armed or regenerated it.
+    if (!(await this.jobs.compareAndSet(record, next))) return;
+    this.logger.warn(`the PDF file of ${record.id} was missing (${record.fileKey}); it is generated again`);
+    this.signal.pending('pdf');
   }
 }
