@@ -33,7 +33,7 @@ export class UpdateSubmissionDto {
   @ValidateIf((_, value) => value !== undefined) @IsIn(SUBMISSION_STATUSES)
   status?: SubmissionStatus;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: EXTERNAL_REF_MAX, description: 'Stored verbatim; null clears it. Convention: `<system>:<type>:<id>`' })
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(EXTERNAL_REF_MAX)
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: EXTERNAL_REF_MAX, description: 'Stored verbatim; null or "" clears it. Convention: `<system>:<type>:<id>`' })
+  @Transform(({ value }) => (value === '' ? null : value)) @IsOptional() @IsString() @MaxLength(EXTERNAL_REF_MAX)
   externalRef?: string | null;
 }
