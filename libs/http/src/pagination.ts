@@ -1,13 +1,21 @@
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidationFailed } from '@lib/shared';
 
+/**
+ * A query parameter that must be a whole number, written in decimal digits only: `Number()` alone
+ * would also take `1e1`, `0x10`, ` 5` and `5.0`. Anything else is left as the string it is, for
+ * `@IsInt()` to refuse.
+ */
+export const WholeNumberQuery = () =>
+  Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value));
+
 /** `limit` and `cursor` of every list endpoint. */
 export class PageQuery {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 50 })
   @IsOptional()
-  @Type(() => Number)
+  @WholeNumberQuery()
   @IsInt()
   @Min(1)
   @Max(100)

@@ -1,14 +1,13 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min, ValidateIf } from 'class-validator';
-import { PageQuery } from '@lib/http';
+import { PageQuery, WholeNumberQuery } from '@lib/http';
 import type { SubmissionStatus } from '../application/submission-lookup';
 import { SUBMISSION_STATUSES } from '../domain/submission.events';
 
 export const EXTERNAL_REF_MAX = 200;
 
 /** Query integers: only plain digit strings convert, so `""`, `1.5` or `1e3` stay strings and fail validation. */
-const strictInteger = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value);
 
 export class ListSubmissionsQuery extends PageQuery {
   @ApiPropertyOptional({ enum: SUBMISSION_STATUSES })
@@ -20,11 +19,11 @@ export class ListSubmissionsQuery extends PageQuery {
   templateId?: string;
 
   @ApiPropertyOptional({ type: 'integer', description: 'Unix ms; only submissions created after it (exclusive)' })
-  @IsOptional() @Transform(strictInteger) @IsInt({ message: 'createdAfter must be Unix milliseconds (an integer)' }) @Min(0)
+  @IsOptional() @WholeNumberQuery() @IsInt({ message: 'createdAfter must be Unix milliseconds (an integer)' }) @Min(0)
   createdAfter?: number;
 
   @ApiPropertyOptional({ type: 'integer', description: 'Unix ms; only submissions created before it (exclusive)' })
-  @IsOptional() @Transform(strictInteger) @IsInt({ message: 'createdBefore must be Unix milliseconds (an integer)' }) @Min(0)
+  @IsOptional() @WholeNumberQuery() @IsInt({ message: 'createdBefore must be Unix milliseconds (an integer)' }) @Min(0)
   createdBefore?: number;
 }
 
