@@ -1,8 +1,9 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Optional, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiErrors, bearerToken } from '@lib/http';
+import { Metrics } from '@lib/observability';
 import { SessionReader } from '../application/session-reader';
 import { SessionEventStreams } from '../live/session-event-streams';
 
@@ -17,6 +18,7 @@ export class SessionStreamController {
   constructor(
     private readonly sessions: SessionReader,
     private readonly streams: SessionEventStreams,
+    @Optional() @Inject(Metrics) private readonly metrics: Metrics | null = null,
   ) {}
 
   @Get()
@@ -36,8 +38,10 @@ export class SessionStreamController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     await this.sessions.authorize(sessionId, bearerToken(request) ?? (typeof queryToken === 'string' ? queryToken : null));
-    // From here on the response is ours: Fastify must neither send nor time it out.
+    // From here on the response is ours: Fastify must neither send nor time it out, nor count it in
+    // the request metrics (its onResponse hook does not run), so the stream is counted when it ends.
     reply.hijack();
+    reply.raw.once('close', () => this.metrics?.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.raw.statusCode, reply.elapsedTime));
     await this.streams.serve(sessionId, reply.raw, reply.getHeaders() as OutgoingHttpHeaders);
   }
 }
