@@ -1,5 +1,4 @@
 import { createWriteStream } from 'node:fs';
-import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { atGeneration, checkpointName, liveProjections, rebuildProjections, upcast, type Projection } from '@lib/event-sourcing';
@@ -7,6 +6,7 @@ import type { EventStore, RecordedEvent } from '@lib/event-store';
 import type { ReadStore } from '@lib/read-store';
 import { auditQuote } from '@lib/quotes/application/quote-audit';
 import { redactEventData, redactSecretShapes } from './export-redaction';
+import { drained } from './output';
 import { ProgressReporter } from './progress';
 import { UsageError } from './usage-error';
 
@@ -156,9 +156,11 @@ export function actorOf(event: RecordedEvent): Record<string, string> {
 /** audit:export --org <id> [--from] [--to] [--out] — the organization's events as NDJSON, secrets and capability tokens redacted. */
 export async function auditExport(context: CliContext, options: { organizationId: string; from?: number; to?: number; out?: string }): Promise<number> {
   const target: Writable = options.out ? createWriteStream(options.out) : context.out;
+  // A file that cannot be written is destroyed with its error, which `finished` below reports.
+  if (options.out) target.on('error', () => undefined);
   let position = 0;
   let written = 0;
-  for (;;) {
+  while (!target.destroyed) {
     const page = await context.events.readAll({ after: position, maxCount: 5_000 });
     if (page.length === 0) break;
     position = page[page.length - 1].position;
@@ -182,13 +184,17 @@ export async function auditExport(context: CliContext, options: { organizationId
         causationId: redactSecretShapes(recorded.metadata.causationId ?? null),
         data: redactEventData({ type: event.type, storedType: recorded.type }, event.data),
       };
-      if (!target.write(`${JSON.stringify(record)}\n`)) await once(target, 'drain');
+      if (!target.write(`${JSON.stringify(record)}\n`)) await drained(target);
+      if (target.destroyed) break;
       written++;
     }
   }
   if (options.out) {
     target.end();
     await finished(target);
+  } else if (target.destroyed) {
+    // The reader stopped reading (`| head`): it has what it wanted, and there is no one to tell.
+    return EXIT.ok;
   }
   line(context.err, `exported ${written} events of organization ${options.organizationId}`);
   return EXIT.ok;

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Projection } from '@lib/event-sourcing';
 import { openEventStore, openReadStore } from '@lib/runtime/stores';
-import { ConfigError, loadConfig } from '@lib/shared';
+import { ConfigError, loadConfig, type AppConfig } from '@lib/shared';
 import { auditExport, auditQuoteCommand, EXIT, projectionStatus, rebuild, type CliContext } from './commands';
+import { watchOutput } from './output';
 import { parseTimeRange } from './time-range';
 import { UsageError } from './usage-error';
 
@@ -23,11 +26,71 @@ Works on the stores the apps use: DATA_DIR (embedded), or the engines that EVENT
 MONGODB_URL name. Exit codes: 0 ok, 1 failed (e.g. an audit mismatch), 2 wrong usage.
 `;
 
-function count(name: string, value: string | undefined): number | undefined {
+/**
+ * A whole-number option, at least `least`: decimal digits only, as Number() also reads '' as 0,
+ * and ' 5', '1e3', '0x10' and '5.0' as numbers.
+ */
+function count(name: string, value: string | undefined, least: number): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number, got ${value}`);
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < least) throw new UsageError(`--${name} must be a whole number, ${least} or more; got ${JSON.stringify(value)}`);
   return n;
+}
+
+/** The embedded event log's file in DATA_DIR (libs/runtime/src/stores.ts). */
+const EVENT_LOG_FILE = 'events.db';
+
+/**
+ * The embedded stores open a DATA_DIR that does not exist as a new, empty one: a mistyped
+ * DATA_DIR would show a log of no events, an unknown quote, an empty export — or rebuild nothing
+ * and switch to it. Every command works on stores the apps wrote, so it must find them.
+ */
+function requireDataDir(config: AppConfig): void {
+  if (config.eventStoreUrl && config.mongodbUrl) return;
+  const help = 'set DATA_DIR to the directory of the apps\' stores (or EVENTSTORE_URL / MONGODB_URL to their engines)';
+  if (!statSync(config.dataDir, { throwIfNoEntry: false })?.isDirectory()) throw new ConfigError('DATA_DIR', `(${config.dataDir}) is not an existing directory: ${help}`);
+  if (!config.eventStoreUrl && !existsSync(join(config.dataDir, EVENT_LOG_FILE))) {
+    throw new ConfigError('DATA_DIR', `(${config.dataDir}) holds no event log (${EVENT_LOG_FILE}): ${help}`);
+  }
+}
+
+type Command = (context: CliContext) => Promise<number>;
+
+/** The command the arguments name, checked before any store is opened: wrong usage is told as such, whatever the stores. */
+function commandOf(command: string, rest: string[]): Command {
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      all: { type: 'boolean' },
+      json: { type: 'boolean' },
+      org: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      out: { type: 'string' },
+      'batch-size': { type: 'string' },
+      'switch-grace-ms': { type: 'string' },
+    },
+  });
+  switch (command) {
+    case 'projections:list':
+    case 'projections:status':
+      return (context) => projectionStatus(context, values.json ?? false);
+    case 'projections:rebuild': {
+      const options = { batchSize: count('batch-size', values['batch-size'], 1), switchGraceMs: count('switch-grace-ms', values['switch-grace-ms'], 0) };
+      return (context) => rebuild(context, positionals, values.all ?? false, options);
+    }
+    case 'audit:quote':
+      if (positionals.length !== 1) throw new UsageError('audit:quote takes one quote id');
+      return (context) => auditQuoteCommand(context, positionals[0], values.json ?? false);
+    case 'audit:export': {
+      if (!values.org) throw new UsageError('audit:export needs --org <organizationId>');
+      const options = { organizationId: values.org, ...parseTimeRange(values), out: values.out };
+      return (context) => auditExport(context, options);
+    }
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
 }
 
 export async function run(argv: string[], context: Omit<CliContext, 'events' | 'reads' | 'projections'>): Promise<number> {
@@ -36,23 +99,14 @@ export async function run(argv: string[], context: Omit<CliContext, 'events' | '
     context.out.write(USAGE);
     return command ? EXIT.ok : EXIT.usage;
   }
+  const output = watchOutput(context.out);
+  // stderr too: a rebuild's progress must not stop it when the reader of its log goes away
+  watchOutput(context.err);
   let close: () => Promise<void> = async () => undefined;
   try {
-    const { values, positionals } = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: {
-        all: { type: 'boolean' },
-        json: { type: 'boolean' },
-        org: { type: 'string' },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        out: { type: 'string' },
-        'batch-size': { type: 'string' },
-        'switch-grace-ms': { type: 'string' },
-      },
-    });
+    const selected = commandOf(command, rest);
     const config = loadConfig(process.env);
+    requireDataDir(config);
     const events = openEventStore(config);
     const reads = await openReadStore(config);
     close = async () => {
@@ -62,25 +116,10 @@ export async function run(argv: string[], context: Omit<CliContext, 'events' | '
     // Every domain library, for their projections: loaded only by the commands that need them
     // (about half a second that the audits, run one quote at a time, do not pay).
     const projections = (): Projection[] => (require('@lib/bootstrap') as typeof import('@lib/bootstrap')).allProjections();
-    const full: CliContext = { ...context, events, reads, projections };
-    switch (command) {
-      case 'projections:list':
-      case 'projections:status':
-        return await projectionStatus(full, values.json ?? false);
-      case 'projections:rebuild':
-        return await rebuild(full, positionals, values.all ?? false, {
-          batchSize: count('batch-size', values['batch-size']),
-          switchGraceMs: count('switch-grace-ms', values['switch-grace-ms']),
-        });
-      case 'audit:quote':
-        if (positionals.length !== 1) throw new UsageError('audit:quote takes one quote id');
-        return await auditQuoteCommand(full, positionals[0], values.json ?? false);
-      case 'audit:export':
-        if (!values.org) throw new UsageError('audit:export needs --org <organizationId>');
-        return await auditExport(full, { organizationId: values.org, ...parseTimeRange(values), out: values.out });
-      default:
-        throw new UsageError(`unknown command ${command}`);
-    }
+    const code = await selected({ ...context, events, reads, projections });
+    const failure = output.failure();
+    if (failure) throw failure;
+    return code;
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       context.err.write(`${(error as Error).message}\n\n${USAGE}`);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteEventStore } from '@lib/event-store';
+import { SqliteEventStore, type EventStore, type ReadAllOptions } from '@lib/event-store';
 import { type BulkWriter, type IndexSpec, ReadStore, SqliteReadStore } from '@lib/read-store';
 import { ActiveProjectionReadStore, readPointers } from './active-projections';
 import type { Projection } from './projection';
@@ -19,6 +19,12 @@ const counter = (version: number): Projection => ({
     context.put('counts', { id: event.streamId, count: (current?.count ?? 0) + version });
   },
 });
+
+/** The log as a store that returns no event after `position`, though its head is further on. */
+const emptyAfter = (log: EventStore, position: number): EventStore =>
+  Object.assign(Object.create(log) as EventStore, {
+    readAll: async (options: ReadAllOptions) => (options.after >= position ? [] : log.readAll({ ...options, maxCount: Math.min(options.maxCount, position - options.after) })),
+  });
 
 describe('rebuildProjections', () => {
   let events: SqliteEventStore;
@@ -59,6 +65,33 @@ describe('rebuildProjections', () => {
     expect(await reads.get('counts_v1', 'thing-0')).toMatchObject({ count: 10 });
     expect(await engine.listCollections()).toEqual(['counts_v1_g1', 'projection_pointers']);
     expect(await engine.getCheckpoint('projection:counter:v1:g1')).toBe(30);
+  });
+
+  it.each([
+    ['a page of no events', { batchSize: 0 }],
+    ['a negative page size', { batchSize: -1 }],
+    ['a page size that is no whole number', { batchSize: 1.5 }],
+    ['a page size that is no number', { batchSize: Number.NaN }],
+    ['a negative grace period', { switchGraceMs: -1 }],
+    ['a grace period that is no number', { switchGraceMs: Number.NaN }],
+    ['a grace period that never ends', { switchGraceMs: Number.POSITIVE_INFINITY }],
+  ])('given %s, then it refuses with a RangeError before it writes anything, and the live generation stays', async (_case, options) => {
+    const v1 = counter(1);
+    await rebuildProjections({ events, store: reads, projections: [v1], switchGraceMs: 0 });
+    await expect(rebuildProjections({ events, store: reads, projections: [v1], switchGraceMs: 0, ...options })).rejects.toThrow(RangeError);
+    expect((await readPointers(engine)).get('counter@v1')).toMatchObject({ generation: 1 });
+    expect(await engine.listCollections()).toEqual(['counts_v1_g1', 'projection_pointers']);
+    expect(await reads.get('counts_v1', 'thing-0')).toMatchObject({ count: 10 });
+  });
+
+  it('given a log that returns no events short of the head it reported, then it fails without switching, and the live generation stays', async () => {
+    const v1 = counter(1);
+    await rebuildProjections({ events, store: reads, projections: [v1], switchGraceMs: 0 });
+    const rebuilding = rebuildProjections({ events: emptyAfter(events, 10), store: reads, projections: [v1], batchSize: 7, switchGraceMs: 0 });
+    await expect(rebuilding).rejects.toThrow('the event log returned no events after position 10, below its head 30: the rebuild did not switch');
+    expect((await readPointers(engine)).get('counter@v1')).toMatchObject({ generation: 1 });
+    expect(await reads.get('counts_v1', 'thing-0')).toMatchObject({ count: 10 });
+    expect(await engine.getCheckpoint('projection:counter:v1:g2')).toBe(10);
   });
 
   it('keeps applying new events during the grace period after the switch', async () => {

@@ -21,11 +21,11 @@ export interface RebuildOptions {
   /** the read store; the rebuild writes and drops physical collections, so it works on its engine */
   store: ReadStore;
   projections: Projection[];
-  /** events read from the log per page */
+  /** events read from the log per page: a whole number, at least 1 (default 2,000) */
   batchSize?: number;
   /**
    * How long the rebuild keeps applying new events after the switch before it drops the old
-   * generation: longer than readers and the projector take to notice the switch.
+   * generation: longer than readers and the projector take to notice the switch. 0 or more (default 2,000).
    */
   switchGraceMs?: number;
   onProgress?: (progress: RebuildProgress) => void;
@@ -93,6 +93,19 @@ async function ensureIndexes(store: ReadStore, targets: Target[]): Promise<void>
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * The page size and grace period, checked before anything is written: a page of no events reads
+ * nothing, and would let the rebuild think it had caught up; a grace period that is not a number
+ * of milliseconds would never end, or end at once.
+ */
+function checkedOptions(options: RebuildOptions): { batchSize: number; switchGraceMs: number } {
+  const batchSize = options.batchSize ?? 2_000;
+  const switchGraceMs = options.switchGraceMs ?? 2_000;
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a whole number of events, at least 1; got ${batchSize}`);
+  if (!Number.isFinite(switchGraceMs) || switchGraceMs < 0) throw new RangeError(`switchGraceMs must be a number of milliseconds, 0 or more; got ${switchGraceMs}`);
+  return { batchSize, switchGraceMs };
+}
+
+/**
  * Blue/green rebuild. Each projection is built again from the start of the log into the next
  * generation of its collections (`<collection>_v<version>_g<n+1>`), beside the live one, with its
  * own checkpoint — so a killed rebuild continues where it stopped when run again. Once every
@@ -107,11 +120,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * writes the new generation before the switch.
  */
 export async function rebuildProjections(options: RebuildOptions): Promise<RebuildResult> {
+  const { batchSize, switchGraceMs } = checkedOptions(options);
   const store = engineOf(options.store);
   const { events } = options;
-  const batchSize = options.batchSize ?? 2_000;
   const now = options.now ?? Date.now;
-  const switchGraceMs = options.switchGraceMs ?? 2_000;
   const pointers = await readPointers(store);
   const live = options.projections.map((projection) => liveGeneration(projection, pointers));
   // Leftovers of a rebuild stopped after its switch, before its drop, or of one still in its grace
@@ -209,6 +221,8 @@ export async function rebuildProjections(options: RebuildOptions): Promise<Rebui
           // The log may have grown while the indexes were built: read it again before the switch.
           continue;
         }
+        // An empty page short of the head it read would switch readers to an incomplete generation and drop the complete one.
+        if (position < head) throw new Error(`the event log returned no events after position ${position}, below its head ${head}: the rebuild did not switch`);
         // Current: every target has applied the whole log. One write switches them all.
         await store.upsert(targets.map((target) => ({ collection: PROJECTION_POINTERS, document: pointerTo(target.projection, now()) })));
         switchedAt = now();

@@ -3,7 +3,7 @@ import { SqliteEventStore } from '@lib/event-store';
 import { SqliteReadStore } from '@lib/read-store';
 import { quoteStream, type QuoteEvent, type QuoteLineInput } from '../domain/quote.events';
 import { createQuote, decidedEvents } from '../domain/testing/quote-commands';
-import { QUOTE_LINKS, quotesProjection, type QuoteLinkDocument } from '../projections/quotes.projection';
+import { QUOTE_LINKS, QUOTE_VERSIONS, quotesProjection, type QuoteLinkDocument, type QuoteVersionDocument } from '../projections/quotes.projection';
 import { auditQuote } from './quote-audit';
 import { hashQuoteToken } from './quote-queries';
 
@@ -79,5 +79,44 @@ describe('auditQuote: the customer link', () => {
   it('given the link stored under another quote, then the audit names the quote it opens', async () => {
     await store({ ...(await storedLink()), quoteId: 'quo_2' });
     expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${LINK.tokenHash}.quoteId: replay "${QUOTE}", stored "quo_2"`]);
+  });
+});
+
+describe('auditQuote: a stored version snapshot with a field missing or extra', () => {
+  let events: SqliteEventStore;
+  let reads: SqliteReadStore;
+
+  beforeEach(async () => {
+    events = new SqliteEventStore({ file: ':memory:' });
+    reads = new SqliteReadStore({ file: ':memory:' });
+    await events.appendToStream(quoteStream(QUOTE), decided().map((event) => ({ ...event, metadata: { actor: 'admin' } })), 'no_stream');
+    await applyEvents(reads, quotesProjection, await events.readStream(quoteStream(QUOTE)));
+  });
+  afterEach(async () => {
+    await reads.close();
+    await events.close();
+  });
+
+  /** The newest stored version entry, its snapshot changed by `tamper`; returns its seq. */
+  async function tamperNewestVersion(tamper: (snapshot: Record<string, unknown>) => Record<string, unknown>): Promise<number> {
+    const [stored] = (await reads.find<QuoteVersionDocument>(QUOTE_VERSIONS, { filter: { quoteId: QUOTE }, sort: [{ field: 'seq', direction: 'desc' }], limit: 1 })).items;
+    const snapshot = tamper({ ...(stored.snapshot as unknown as Record<string, unknown>) });
+    await reads.upsert([{ collection: QUOTE_VERSIONS, document: { ...stored, snapshot } }]);
+    return stored.seq;
+  }
+
+  it('given a snapshot whose line items were removed, when audited, then the audit names the field as missing instead of failing', async () => {
+    const seq = await tamperNewestVersion((snapshot) => {
+      delete snapshot.lineItems;
+      return snapshot;
+    });
+    const { mismatches } = (await auditQuote(events, reads, QUOTE))!;
+    expect(mismatches).toHaveLength(1);
+    expect(mismatches[0]).toMatch(new RegExp(`^version ${seq}\\.snapshot\\.lineItems: replay \\[.+, stored \\(missing\\)$`));
+  });
+
+  it('given a snapshot with a field the replay does not make, when audited, then the audit names the extra field', async () => {
+    const seq = await tamperNewestVersion((snapshot) => ({ ...snapshot, discount: 5 }));
+    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`version ${seq}.snapshot.discount: replay (missing), stored 5`]);
   });
 });

@@ -64,7 +64,12 @@ function memoryContext(documents: Map<string, ReadDocument>): ProjectionContext 
   };
 }
 
+/**
+ * A value as a mismatch line shows it. A field one side lacks (a damaged document, a field the
+ * code no longer writes) is `(missing)`: JSON has no text for undefined.
+ */
 function describe(value: unknown): string {
+  if (value === undefined) return '(missing)';
   const text = JSON.stringify(value);
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }

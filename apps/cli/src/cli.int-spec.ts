@@ -1,0 +1,186 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { SqliteEventStore } from '@lib/event-store';
+import { QUOTE_VERSIONS } from '@lib/quotes';
+import { openReadStore } from '@lib/runtime/stores';
+import { loadConfig } from '@lib/shared';
+import { TYPESCRIPT_PRELUDE } from '@lib/shared/testing/processes';
+import { generateQuoteEvents } from '../../../bench/event-generator';
+import { run } from './main';
+import { runCli, withEnv } from './testing/run-cli';
+
+const ROOT = resolve(__dirname, '../../..');
+const ORG = 'org_gen0';
+const QUOTE = 'quo_gen00000000';
+
+/** The embedded stores of `dataDir`, whatever engines the environment names. */
+const EMBEDDED = (dataDir: string) => ({ DATA_DIR: dataDir, EVENTSTORE_URL: undefined, MONGODB_URL: undefined });
+const cli = (dataDir: string, ...argv: string[]) => runCli(EMBEDDED(dataDir), argv);
+
+/** The live generation, checkpoint and lag of the quotes projection. */
+async function quotesStatus(dataDir: string): Promise<{ generation: number; checkpoint: number; lag: number }> {
+  const { out } = await cli(dataDir, 'projections:status', '--json');
+  return JSON.parse(out).projections.find((p: { name: string }) => p.name === 'quotes');
+}
+
+describe('the CLI on an embedded store', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cli-'));
+    const events = new SqliteEventStore({ file: join(dataDir, 'events.db') });
+    await generateQuoteEvents(events, 700);
+    await events.close();
+    expect((await cli(dataDir, 'projections:rebuild', 'quotes', '--switch-grace-ms', '0')).code).toBe(0);
+  }, 60_000);
+
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  describe('projections:rebuild options', () => {
+    it.each([
+      ['--batch-size', '0'],
+      ['--batch-size', '-1'],
+      ['--batch-size', '1.5'],
+      ['--batch-size', '1e3'],
+      ['--batch-size', ''],
+      ['--batch-size', ' 5'],
+      ['--switch-grace-ms', '-1'],
+      ['--switch-grace-ms', 'soon'],
+      ['--switch-grace-ms', '0x10'],
+      ['--switch-grace-ms', ''],
+    ])('given %s %j, then it exits 2 naming the option, and the live generation stays', async (option, value) => {
+      const before = await quotesStatus(dataDir);
+      const { code, out, err } = await cli(dataDir, 'projections:rebuild', 'quotes', `${option}=${value}`, ...(option === '--switch-grace-ms' ? [] : ['--switch-grace-ms', '0']));
+      expect([code, out]).toEqual([2, '']);
+      expect(err).toContain(`${option} must be a whole number, ${option === '--batch-size' ? 1 : 0} or more; got ${JSON.stringify(value)}`);
+      expect(await quotesStatus(dataDir)).toEqual(before);
+      expect(before).toMatchObject({ generation: 1, lag: 0 });
+    });
+  });
+
+  describe('audit:quote', () => {
+    it('given a stored version snapshot without its line items, then it exits 1 and names the missing field', async () => {
+      const reads = await openReadStore(loadConfig({ DATA_DIR: dataDir }));
+      const [stored] = (await reads.find<{ id: string; seq: number; snapshot: Record<string, unknown> }>(QUOTE_VERSIONS, { filter: { quoteId: QUOTE }, sort: [{ field: 'seq', direction: 'desc' }], limit: 1 })).items;
+      const { lineItems: _removed, ...snapshot } = stored.snapshot;
+      await reads.upsert([{ collection: QUOTE_VERSIONS, document: { ...stored, snapshot } }]);
+      try {
+        const { code, err } = await cli(dataDir, 'audit:quote', QUOTE);
+        expect(code).toBe(1);
+        expect(err).toContain('MISMATCH');
+        expect(err).toMatch(new RegExp(`version ${stored.seq}\\.snapshot\\.lineItems: replay \\[.+, stored \\(missing\\)`));
+      } finally {
+        await reads.upsert([{ collection: QUOTE_VERSIONS, document: stored }]);
+        await reads.close();
+      }
+      expect((await cli(dataDir, 'audit:quote', QUOTE)).code).toBe(0);
+    });
+  });
+
+  describe('audit:export --from / --to', () => {
+    it.each([
+      ['--from', '2026-02-30'],
+      ['--from', '12'],
+      ['--to', '2026-11-26 08:19:30'],
+      ['--to', 'Nov 26 2026 08:19:30'],
+    ])('given %s %j, then it exits 2 naming the option and the forms it takes, and exports nothing', async (option, value) => {
+      const { code, out, err } = await cli(dataDir, 'audit:export', '--org', ORG, option, value);
+      expect([code, out]).toEqual([2, '']);
+      expect(err).toContain(`${option} must be YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS[.sss]] (UTC, unless it ends in Z or ±HH:MM) or Unix ms (five digits or more); got ${JSON.stringify(value)}`);
+    });
+  });
+
+  describe('a reader that stops reading (`| head -1`)', () => {
+    /** stdout of `quoting-cli … | head -1`: takes one write, then the reader is gone and the next write fails with EPIPE. */
+    function headOne(): Writable & { taken: string[] } {
+      const taken: string[] = [];
+      const stream = new Writable({
+        write(chunk, _encoding, done) {
+          if (taken.length > 0) return done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE', errno: -32, syscall: 'write' }));
+          taken.push(String(chunk));
+          done();
+        },
+      });
+      return Object.assign(stream, { taken });
+    }
+
+    /** Runs the CLI with stdout closed after its first write; stderr as text. */
+    async function runToHeadOne(argv: string[]): Promise<{ code: number; taken: string[]; err: string }> {
+      const out = headOne();
+      let err = '';
+      const errors = new Writable({ write: (chunk, _encoding, done) => void ((err += chunk), done()) });
+      const code = await withEnv(EMBEDDED(dataDir), () => run(argv, { out, err: errors }));
+      // what the stream emits after the last write (its 'error' event) comes in the next ticks
+      await new Promise((done) => setImmediate(done));
+      return { code, taken: out.taken, err };
+    }
+
+    it.each([
+      [['projections:status'], 'NAME'],
+      [['audit:quote', QUOTE], `quote ${QUOTE}:`],
+      [['audit:export', '--org', ORG], '{"id":'],
+    ])('given %j, then the command exits 0 quietly after the line the reader took', async (argv, first) => {
+      const { code, taken, err } = await runToHeadOne(argv);
+      expect(taken).toEqual([expect.stringContaining(first)]);
+      expect(err).not.toMatch(/EPIPE|failed|exported/);
+      expect(code).toBe(0);
+    });
+
+    it('given a rebuild, then it finishes its switch and exits 0 quietly', async () => {
+      const before = await quotesStatus(dataDir);
+      const { code, err } = await runToHeadOne(['projections:rebuild', 'quotes', '--switch-grace-ms', '0']);
+      expect(err).not.toMatch(/EPIPE|failed/);
+      expect(code).toBe(0);
+      expect(await quotesStatus(dataDir)).toMatchObject({ generation: before.generation + 1, lag: 0 });
+    });
+
+    it('given a real pipe its reader closed, then the CLI process exits 0 without a stack trace', async () => {
+      const script = `${TYPESCRIPT_PRELUDE}
+        require(${JSON.stringify(join(ROOT, 'apps/cli/src/main.ts'))}).run(['projections:status'], { out: process.stdout, err: process.stderr }).then((code) => { process.exitCode = code; });
+      `;
+      const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
+      delete env.EVENTSTORE_URL;
+      delete env.MONGODB_URL;
+      const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      // Closed before the CLI writes its first line: every write it makes fails with EPIPE.
+      child.stdout!.destroy();
+      let stderr = '';
+      child.stderr!.on('data', (chunk) => (stderr += chunk));
+      const code = await new Promise((done) => child.once('exit', done));
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+    }, 30_000);
+  });
+});
+
+describe('the CLI on a DATA_DIR that holds no store', () => {
+  let parent: string;
+
+  beforeEach(() => {
+    parent = mkdtempSync(join(tmpdir(), 'cli-no-store-'));
+  });
+  afterEach(() => rmSync(parent, { recursive: true, force: true }));
+
+  const commands = [['projections:list'], ['projections:status', '--json'], ['audit:quote', QUOTE], ['audit:export', '--org', ORG], ['projections:rebuild', '--all']];
+
+  it.each(commands)('given a DATA_DIR that does not exist, when %s runs, then it exits 2 naming DATA_DIR and creates nothing', async (...argv) => {
+    const dataDir = join(parent, 'mistyped');
+    const { code, out, err } = await cli(dataDir, ...argv);
+    expect([code, out]).toEqual([2, '']);
+    expect(err).toBe(`Invalid configuration: DATA_DIR (${dataDir}) is not an existing directory: set DATA_DIR to the directory of the apps' stores (or EVENTSTORE_URL / MONGODB_URL to their engines)\n`);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it.each(commands)('given a DATA_DIR without an event log, when %s runs, then it exits 2 naming DATA_DIR and creates no store in it', async (...argv) => {
+    const dataDir = join(parent, 'other');
+    mkdirSync(dataDir);
+    const { code, err } = await cli(dataDir, ...argv);
+    expect(code).toBe(2);
+    expect(err).toContain(`DATA_DIR (${dataDir}) holds no event log (events.db)`);
+    expect(existsSync(join(dataDir, 'events.db'))).toBe(false);
+    expect(existsSync(join(dataDir, 'read-models.db'))).toBe(false);
+  });
+});
