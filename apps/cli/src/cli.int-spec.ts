@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { SqliteEventStore } from '@lib/event-store';
 import { QUOTE_VERSIONS } from '@lib/quotes';
+import { RELAY_CHECKPOINT } from '@lib/runtime/relay';
 import { openReadStore } from '@lib/runtime/stores';
 import { loadConfig } from '@lib/shared';
 import { TYPESCRIPT_PRELUDE } from '@lib/shared/testing/processes';
@@ -58,6 +59,32 @@ describe('the CLI on an embedded store', () => {
       expect(err).toContain(`${option} must be a whole number, ${option === '--batch-size' ? 1 : 0} or more; got ${JSON.stringify(value)}`);
       expect(await quotesStatus(dataDir)).toEqual(before);
       expect(before).toMatchObject({ generation: 1, lag: 0 });
+    });
+  });
+
+  describe('outbox:skip-to-head', () => {
+    it('given no relay checkpoint (read models lost), then it moves the relay to the head once, and never back', async () => {
+      const reads = await openReadStore(loadConfig(EMBEDDED(dataDir)));
+      const head = JSON.parse((await cli(dataDir, 'projections:status', '--json')).out).head;
+      try {
+        expect(await reads.getCheckpoint(RELAY_CHECKPOINT)).toBeNull();
+        const first = await cli(dataDir, 'outbox:skip-to-head');
+        expect([first.code, first.out]).toEqual([0, `relay checkpoint unset (from the start) → ${head}: the outbox relays only events after position ${head}\n`]);
+        expect(await reads.getCheckpoint(RELAY_CHECKPOINT)).toBe(head);
+
+        const again = await cli(dataDir, 'outbox:skip-to-head');
+        expect([again.code, again.out]).toEqual([0, `the relay is at position ${head}, the head of the log is ${head}: nothing to skip\n`]);
+        await reads.saveCheckpoint(RELAY_CHECKPOINT, head + 5);
+        expect((await cli(dataDir, 'outbox:skip-to-head')).code).toBe(0);
+        expect(await reads.getCheckpoint(RELAY_CHECKPOINT)).toBe(head + 5);
+      } finally {
+        await reads.saveCheckpoint(RELAY_CHECKPOINT, 0);
+        await reads.close();
+      }
+    });
+
+    it('given an argument, then it exits 2', async () => {
+      expect((await cli(dataDir, 'outbox:skip-to-head', 'now')).code).toBe(2);
     });
   });
 

@@ -5,6 +5,7 @@ import { atGeneration, checkpointName, liveProjections, rebuildProjections, upca
 import type { EventStore, RecordedEvent } from '@lib/event-store';
 import type { ReadStore } from '@lib/read-store';
 import { auditQuote } from '@lib/quotes/application/quote-audit';
+import { RELAY_CHECKPOINT } from '@lib/runtime/relay';
 import { redactEventData, redactSecretShapes } from './export-redaction';
 import { drained } from './output';
 import { ProgressReporter } from './progress';
@@ -197,5 +198,25 @@ export async function auditExport(context: CliContext, options: { organizationId
     return EXIT.ok;
   }
   line(context.err, `exported ${written} events of organization ${options.organizationId}`);
+  return EXIT.ok;
+}
+
+/**
+ * outbox:skip-to-head — moves the outbox's relay checkpoint to the head of the event log, so the
+ * outbox relays only events stored from now on. For a store restored from `events.db` alone: its
+ * delivery log and mail queue are gone with `read-models.db`, so without this the outbox would
+ * relay the whole log again and send every webhook and quote e-mail a second time. Events stored
+ * before the head that were never relayed lose their webhooks and e-mails: that is the choice the
+ * operator makes. Never moves the checkpoint back. Run it with the outbox stopped.
+ */
+export async function skipRelayToHead(context: CliContext): Promise<number> {
+  const head = await context.events.headPosition();
+  const checkpoint = await context.reads.getCheckpoint(RELAY_CHECKPOINT);
+  if (checkpoint !== null && checkpoint >= head) {
+    line(context.out, `the relay is at position ${checkpoint}, the head of the log is ${head}: nothing to skip`);
+    return EXIT.ok;
+  }
+  await context.reads.saveCheckpoint(RELAY_CHECKPOINT, head);
+  line(context.out, `relay checkpoint ${checkpoint ?? 'unset (from the start)'} → ${head}: the outbox relays only events after position ${head}`);
   return EXIT.ok;
 }

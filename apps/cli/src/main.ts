@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import type { Projection } from '@lib/event-sourcing';
 import { openEventStore, openReadStore } from '@lib/runtime/stores';
 import { ConfigError, loadConfig, type AppConfig } from '@lib/shared';
-import { auditExport, auditQuoteCommand, EXIT, projectionStatus, rebuild, type CliContext } from './commands';
+import { auditExport, auditQuoteCommand, EXIT, projectionStatus, rebuild, skipRelayToHead, type CliContext } from './commands';
 import { watchOutput } from './output';
 import { parseTimeRange } from './time-range';
 import { UsageError } from './usage-error';
@@ -21,6 +21,8 @@ const USAGE = `usage: quoting-cli <command> [options]   (npm run cli -- <command
       every version of the quote from its stream; exits 1 when the read model differs from the replay
   audit:export --org <organizationId> [--from <ISO date|ms>] [--to <ISO date|ms>] [--out <file>]
       the organization's events as NDJSON (stdout unless --out)
+  outbox:skip-to-head
+      the outbox relays only events stored from now on (after restoring events.db alone; outbox stopped)
 
 Works on the stores the apps use: DATA_DIR (embedded), or the engines that EVENTSTORE_URL /
 MONGODB_URL name. Exit codes: 0 ok, 1 failed (e.g. an audit mismatch), 2 wrong usage.
@@ -88,6 +90,9 @@ function commandOf(command: string, rest: string[]): Command {
       const options = { organizationId: values.org, ...parseTimeRange(values), out: values.out };
       return (context) => auditExport(context, options);
     }
+    case 'outbox:skip-to-head':
+      if (positionals.length > 0) throw new UsageError('outbox:skip-to-head takes no arguments');
+      return (context) => skipRelayToHead(context);
     default:
       throw new UsageError(`unknown command ${command}`);
   }

@@ -5,11 +5,10 @@ import { MessageBus, type Consumer } from '@lib/message-bus';
 import { Metrics, Readiness } from '@lib/observability';
 import { ReadStore } from '@lib/read-store';
 import { QuoteDocumentsWorkerModule, QuoteExpiryModule } from '@lib/quotes';
-import { ReactorRegistry } from '@lib/runtime';
+import { DOMAIN_EVENTS_TOPIC, RELAY_CHECKPOINT, ReactorRegistry } from '@lib/runtime';
 import { DELIVERIES, WebhookDispatchModule } from '@lib/webhooks';
 
-export const DOMAIN_EVENTS_TOPIC = 'domain-events';
-const RELAY_CHECKPOINT = 'relay:domain-events';
+export { DOMAIN_EVENTS_TOPIC } from '@lib/runtime';
 const OUTBOX_GROUP = 'outbox';
 
 /**

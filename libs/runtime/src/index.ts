@@ -3,3 +3,4 @@ export * from './runtime.module';
 export * from './stores';
 export * from './config.module';
 export * from './reactor-registry';
+export * from './relay';
