@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
 import { QUOTE_NUMBER_STREAM } from '@lib/quotes';
 import { exampleConfigurationInput } from '@lib/templates/domain/example.fixture';
@@ -110,5 +113,49 @@ describe('Idempotency-Key: authorization and retries', () => {
     // The header is still checked as on every POST.
     const tooLong = await app.request('POST', `/admin/v1/organizations/${organizationId}/${path}`, { token: ADMIN_TOKEN, body, headers: { 'idempotency-key': 'k'.repeat(256) } });
     expect([tooLong.status, tooLong.body.error?.details.fields]).toEqual([422, [{ path: 'Idempotency-Key', message: 'must be 1 to 255 characters' }]]);
+  });
+});
+
+/**
+ * The stored answers outlive the gateway (decisions §3: 24 h): a client that retries after a
+ * restart, with the same key and body, gets the first answer, not a second quote that would also
+ * take the next number of the gap-free sequence. Embedded, they are in DATA_DIR; with MONGODB_URL,
+ * in its database.
+ */
+describe('Idempotency-Key across a restart (same DATA_DIR)', () => {
+  let dataDir: string;
+  let app: TestApp | null = null;
+
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'idempotency-restart-'));
+  });
+  afterEach(async () => {
+    await app?.close();
+    app = null;
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('replays the answer stored before the restart, and creates no second quote nor spends another number', async () => {
+    app = await TestApp.start({}, dataDir);
+    let f = new QuoteFixtures(app);
+    const org = await f.organization();
+    const submissionId = await f.submission(org);
+    const createQuote = () =>
+      app!.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey, body: { reference: 'PO-7' }, headers: { 'idempotency-key': 'restart-1' } });
+    const created = await createQuote();
+    expect(created.status).toBe(201);
+    const { quoteNumber } = await f.quote(org, created.body.quoteId);
+    await app.close();
+
+    app = await TestApp.start({}, dataDir);
+    f = new QuoteFixtures(app);
+    const retried = await createQuote();
+    expect(retried.status).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBe('true');
+    expect(retried.body).toEqual(created.body);
+    const quotes = await app.request('GET', `/api/v1/quotes?submissionId=${submissionId}`, { token: org.apiKey });
+    expect(quotes.body.data.map((quote: { id: string }) => quote.id)).toEqual([created.body.quoteId]);
+    const next = await f.quote(org, await f.createQuote(org, submissionId));
+    expect(Number(next.quoteNumber.slice(-6))).toBe(Number(quoteNumber.slice(-6)) + 1);
   });
 });

@@ -104,7 +104,7 @@ describe('observability over HTTP', () => {
     // The files of the stores that are embedded in this run, with a size.
     const embedded = [
       ...(process.env.EVENTSTORE_URL ? [] : ['events.db']),
-      ...(process.env.MONGODB_URL ? [] : ['read-models.db']),
+      ...(process.env.MONGODB_URL ? [] : ['read-models.db', 'idempotency.db']),
       ...(process.env.KAFKA_BROKERS ? [] : ['bus.db']),
     ];
     for (const file of embedded) expect(text).toMatch(new RegExp(`embedded_store_bytes\\{file="${file.replace('.', '\\.')}"\\} [1-9]\\d*`));

@@ -11,3 +11,4 @@ export * from './http.module';
 export * from './api-errors.decorator';
 export * from './dto-decorators';
 export * from './mongo-gateway-state';
+export * from './sqlite-idempotency-store';

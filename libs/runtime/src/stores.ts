@@ -13,8 +13,8 @@ import { ConfigError, type AppConfig } from '@lib/shared';
  * should not pay.
  */
 
-/** The file of each embedded store, in DATA_DIR. */
-const EMBEDDED_FILES = { eventStore: 'events.db', readStore: 'read-models.db', messageBus: 'bus.db' } as const;
+/** The file of each embedded store, in DATA_DIR (the idempotency keys: HttpInfrastructureModule). */
+export const EMBEDDED_FILES = { eventStore: 'events.db', readStore: 'read-models.db', messageBus: 'bus.db', idempotency: 'idempotency.db' } as const;
 
 /** The database files (names in DATA_DIR) of the stores this configuration keeps embedded. */
 export function embeddedStoreFiles(config: AppConfig): string[] {
@@ -22,6 +22,7 @@ export function embeddedStoreFiles(config: AppConfig): string[] {
     ...(config.eventStoreUrl ? [] : [EMBEDDED_FILES.eventStore]),
     ...(config.mongodbUrl ? [] : [EMBEDDED_FILES.readStore]),
     ...(config.kafkaBrokers ? [] : [EMBEDDED_FILES.messageBus]),
+    ...(config.mongodbUrl ? [] : [EMBEDDED_FILES.idempotency]),
   ];
 }
 
