@@ -3,6 +3,7 @@ import { MongoClient } from 'mongodb';
 import { requireMongoUrl, uniqueDatabaseName } from '@lib/read-store/testing/mongo-test-database';
 import { carriesIdempotencyKey, IDEMPOTENCY_CLAIM_MS, registerIdempotency } from './idempotency';
 import { MongoIdempotencyStore, MongoRateLimiter } from './mongo-gateway-state';
+import { describeIdempotencyStoreContract } from './testing/idempotency-store.contract';
 
 const url = requireMongoUrl();
 const database = uniqueDatabaseName('gateway_state');
@@ -15,6 +16,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await clients[0].db(database).dropDatabase();
   await Promise.all(clients.map((client) => client.close()));
+});
+
+describeIdempotencyStoreContract('MongoIdempotencyStore', () => {
+  // A collection of its own per test, in the shared database: the contract reuses its keys.
+  const collection = `idempotency_contract_${Math.random().toString(36).slice(2)}`;
+  return {
+    store: new MongoIdempotencyStore(clients[0].db(database), collection),
+    cleanup: async () => void (await clients[0].db(database).collection(collection).drop().catch(() => undefined)),
+  };
 });
 
 describe('MongoRateLimiter', () => {
