@@ -233,3 +233,35 @@ describe('malformed requests', () => {
   });
 });
 
+
+/** A path the router cannot take is still a request: counted against the caller's rate limit, with its headers. */
+describe('malformed paths and the rate limits', () => {
+  let app: TestApp;
+  let base: string;
+
+  beforeAll(async () => {
+    app = await TestApp.start({ RATE_LIMIT_IP_PER_MIN: '3', RATE_LIMIT_KEY_PER_MIN: '2' });
+    base = await app.listen();
+  });
+  afterAll(() => app.close());
+
+  it('counts them per IP without a key, and answers 429 once the limit is used up', async () => {
+    const statuses: Array<[number, string | null, string | null]> = [];
+    for (const path of ['/api/v1/quotes/%zz', '/api/v1/quotes/%', `/api/v1/quotes/${'x'.repeat(3000)}`, '/api/v1/quotes/%zz']) {
+      const res = await fetch(base + path);
+      statuses.push([res.status, res.headers.get('ratelimit-remaining'), res.headers.get('retry-after')]);
+      if (res.status === 429) expect(((await res.json()) as { error: { code: string } }).error.code).toBe('rate_limited');
+    }
+    expect(statuses.map(([status, remaining]) => [status, remaining])).toEqual([[404, '2'], [404, '1'], [404, '0'], [429, '0']]);
+    expect(Number(statuses[3][2])).toBeGreaterThan(0);
+    expect((await fetch(`${base}/api/v1/nope`)).status).toBe(429);
+  });
+
+  it('counts them against the API key that sent them', async () => {
+    const { apiKey } = await new QuoteFixtures(app).organization();
+    const headers = { authorization: `Bearer ${apiKey}` };
+    const first = await fetch(`${base}/api/v1/quotes/%zz`, { headers });
+    expect([first.status, first.headers.get('ratelimit-limit'), first.headers.get('ratelimit-remaining')]).toEqual([404, '2', '1']);
+    expect((await fetch(`${base}/api/v1/quotes`, { headers })).headers.get('ratelimit-remaining')).toBe('0');
+  });
+});

@@ -9,7 +9,7 @@ import { forbiddenKeyPaths, registerBodyShapeChecks } from './body-depth';
 import { ErrorEnvelopeFilter, errorBody, toErrorResponse } from './error-envelope.filter';
 import { IdempotencyGuard, IdempotencyStore, registerIdempotency } from './idempotency';
 import { EarlyListAnswers, ListResponses, type EarlyListAnswerServices } from './list-responses';
-import { InMemoryRateLimiter, keyBucket, RateLimiter, registerRequestAuthentication, type RateLimits } from './rate-limit';
+import { InMemoryRateLimiter, keyBucket, RateLimiter, registerRequestAuthentication, throughRateLimit, type RateLimits } from './rate-limit';
 import { createValidationPipe } from './validation';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -47,8 +47,10 @@ export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) =
     genReqId: options.genReqId,
     // A path Fastify cannot decode (bad percent-encoding) or route (a parameter over
     // maxParamLength) names no route or record: 404 in the envelope, not Fastify's own body.
+    // Counted against the rate limits like every other request, with their headers.
     frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) => {
-      reply.header('x-request-id', request.id).status(404).type('application/json').send(errorBody('not_found', 'Not found.'));
+      reply.header('x-request-id', request.id);
+      throughRateLimit(request, reply, () => reply.status(404).type('application/json').send(errorBody('not_found', 'Not found.')));
     },
     clientErrorHandler: answerClientError,
   });

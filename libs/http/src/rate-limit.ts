@@ -109,7 +109,7 @@ export function registerRequestAuthentication(
 
   // With `done` rather than async, and synchronous while the key's resolution is kept and the
   // limiter counts in memory: every request runs it.
-  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: Done) => {
+  const authenticate = (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
     const path = request.url.split('?', 1)[0];
     // Probes and scrapes come often and from the platform, never from a client: not limited.
     if (OPERATIONS_PATHS.has(path)) return done();
@@ -134,5 +134,24 @@ export function registerRequestAuthentication(
         done(error as Error);
       }
     }, done);
-  });
+  };
+  fastify.addHook('onRequest', authenticate);
+  // Requests Fastify answers before any hook (a path it cannot decode or route) are counted too.
+  fastify.decorate(FRAMEWORK_ERROR_GATE, authenticate);
+}
+
+const FRAMEWORK_ERROR_GATE = 'authenticateFrameworkError';
+
+/**
+ * Runs the authentication and rate limit of every request for one that Fastify answers itself,
+ * before its hooks (`frameworkErrors`): `answer` runs when the request may be answered, with the
+ * RateLimit-* headers set; over the limit the gate answers 429 itself. Without a gate (the adapter
+ * is used without configureHttpApplication) `answer` runs at once.
+ */
+export function throughRateLimit(request: FastifyRequest, reply: FastifyReply, answer: () => void): void {
+  const gate = (request.server as unknown as Record<string, unknown>)?.[FRAMEWORK_ERROR_GATE] as
+    | ((request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void)
+    | undefined;
+  if (!gate) return answer();
+  gate(request, reply, (error) => (error ? reply.status(500).type('application/json').send(errorBody('internal_error', 'Internal error.')) : answer()));
 }
