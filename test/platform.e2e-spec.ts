@@ -85,6 +85,33 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       expect(res.body).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
     });
 
+    it.each([
+      ['text', { payload: 'hello', headers: { 'content-type': 'text/plain' } }],
+      ['XML', { payload: '<a/>', headers: { 'content-type': 'application/xml' } }],
+      ['unparseable JSON', { payload: '{x', headers: { 'content-type': 'application/json' } }],
+      ['a JSON array', { body: [] }],
+    ])('answers an unknown route 404 whatever its body: %s', async (_what, options) => {
+      const res = await app.request('POST', '/api/v1/nothing-here', { token: org.apiKey, ...options });
+      expect([res.status, res.body.error?.code]).toEqual([404, 'not_found']);
+    });
+
+    it.each([
+      ['no key', undefined, 401, 'unauthorized'],
+      ['a read-only key', 'readOnly', 403, 'read_only_key'],
+    ] as const)('refuses %s before it reads the body', async (_what, key, status, code) => {
+      const token = key === 'readOnly' ? org.readOnlyKey : undefined;
+      for (const options of [
+        { payload: 'hello', headers: { 'content-type': 'text/plain' } },
+        { payload: '{x', headers: { 'content-type': 'application/json' } },
+        { body: [] },
+        { body: { name: 'Ada' } },
+      ]) {
+        const res = await app.request('POST', '/api/v1/contacts', { token, ...options });
+        expect([res.status, res.body.error?.code]).toEqual([status, code]);
+        if (status === 401) expect(res.headers['www-authenticate']).toBe('Bearer');
+      }
+    });
+
     it('answers unparseable JSON with 400 invalid_json', async () => {
       const res = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, payload: '{"name": ', headers: { 'content-type': 'application/json' } });
       expect(res.status).toBe(400);

@@ -58,12 +58,23 @@ export interface ApiCaller {
 export class ApiKeyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const caller = request.caller;
-    if (!caller || caller.kind !== 'apiKey') throw new Unauthorized('A valid API key is required: Authorization: Bearer <API_KEY>.');
-    if (!caller.planAllowsApi) throw new ForbiddenPlan('The organization plan does not include API access.');
-    if (caller.readOnly && !['GET', 'HEAD', 'OPTIONS'].includes(request.method)) throw new ReadOnlyKey();
+    const refusal = apiKeyRefusal(request.caller, request.method);
+    if (refusal) throw refusal;
     return true;
   }
+}
+
+/**
+ * Why ApiKeyGuard refuses a caller, or null: no valid key (401), a plan without API access (403
+ * `forbidden_plan`), a read-only key on a write (403 `read_only_key`). Also asked before the body
+ * is read (configureHttpApplication), so that a caller who may not make the request is told so,
+ * not that its body is malformed.
+ */
+export function apiKeyRefusal(caller: Caller | undefined, method: string): Error | null {
+  if (!caller || caller.kind !== 'apiKey') return new Unauthorized('A valid API key is required: Authorization: Bearer <API_KEY>.');
+  if (!caller.planAllowsApi) return new ForbiddenPlan('The organization plan does not include API access.');
+  if (caller.readOnly && !['GET', 'HEAD', 'OPTIONS'].includes(method)) return new ReadOnlyKey();
+  return null;
 }
 
 @Injectable()

@@ -59,7 +59,8 @@ export function registerBodyShapeChecks(fastify: FastifyInstance): void {
   // With `done` rather than async: this runs for every request, most of them without a body.
   fastify.addHook('preValidation', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
     const body = request.body;
-    if (body === undefined) return done();
+    // An unknown route is 404 whatever its body (its body is not parsed either).
+    if (body === undefined || request.routeOptions.url === undefined) return done();
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       reply
         .status(422)

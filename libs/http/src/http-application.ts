@@ -4,7 +4,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationFailed } from '@lib/shared';
-import { CredentialResolver } from './auth';
+import { apiKeyRefusal, CredentialResolver } from './auth';
 import { forbiddenKeyPaths, registerBodyShapeChecks } from './body-depth';
 import { ErrorEnvelopeFilter, errorBody, toErrorResponse } from './error-envelope.filter';
 import { IdempotencyGuard, IdempotencyStore, registerIdempotency } from './idempotency';
@@ -13,6 +13,10 @@ import { InMemoryRateLimiter, keyBucket, RateLimiter, registerRequestAuthenticat
 import { createValidationPipe } from './validation';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** The external API's routes, all behind ApiKeyGuard except the capability-URL session endpoints. */
+const API_KEY_ROUTES = '/api/v1/';
+const CAPABILITY_ROUTES = '/api/v1/configuration-sessions/';
 
 /** Fastify's defaults for its own HTTP server, which a server factory has to set itself. */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
@@ -98,7 +102,8 @@ export function configureHttpApplication(
   // valid JSON body: 422 with its path, not 400 invalid_json as Fastify reports it.
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   app.useBodyParser<Server>('application/json', { bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
-    if (body.length === 0) return done(null, undefined);
+    // No body is read for an unknown route: it is 404 (Fastify's not-found route parses bodies too).
+    if (body.length === 0 || request.routeOptions.url === undefined) return done(null, undefined);
     const text = body.toString('utf8');
     parseJson(request, text, (error, value) => {
       if (error === null) return done(null, value);
@@ -113,6 +118,20 @@ export function configureHttpApplication(
   // of every request take `done` rather than being async: an async hook costs each request a
   // promise and a microtask turn even when it has nothing to do.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    // An unknown route is 404, whatever its body (Fastify's not-found route reads bodies too).
+    const route = request.routeOptions.url;
+    if (route === undefined) return done();
+    // A caller the route's guard will refuse is refused before its body is read: 401 or 403 (a
+    // read-only key's write), not 415, 400 or 422 about a body the route would never take.
+    if (route.startsWith(API_KEY_ROUTES) && !route.startsWith(CAPABILITY_ROUTES)) {
+      const refusal = apiKeyRefusal(request.caller, request.method);
+      if (refusal) {
+        const { status, body } = toErrorResponse(refusal);
+        if (status === 401) reply.header('WWW-Authenticate', 'Bearer');
+        reply.status(status).type('application/json').send(body);
+        return;
+      }
+    }
     if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return done();
     const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
     const type = request.headers['content-type'];
