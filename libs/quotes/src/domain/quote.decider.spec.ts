@@ -452,6 +452,18 @@ describe('quote decider', () => {
       given(created, sent, noticed(validUntil - 3 * DAY_MS), resent).when(notice(newUntil - DAY_MS)).then(noticed(newUntil - DAY_MS, newUntil));
     });
 
+    it('given a validity of 3 days or less, then no notice: the quote is expiring soon from its send', () => {
+      const shortSend = (days: number): QuoteEvent => ({ ...sent, data: { ...sent.data, validUntil: (sent.data as { sentAt: number }).sentAt + days * DAY_MS } } as QuoteEvent);
+      for (const days of [1, 2, 3]) {
+        const short = shortSend(days);
+        const until = (short.data as { validUntil: number }).validUntil;
+        given(created, short).when(notice(until - DAY_MS / 2)).then();
+      }
+      const four = shortSend(4);
+      const until = (four.data as { validUntil: number }).validUntil;
+      given(created, four).when(notice(until - DAY_MS)).then(noticed(until - DAY_MS, until));
+    });
+
     it('given a draft, a decided quote or a quote already past validUntil, then no notice', () => {
       given(created).when(notice(T0 + 29 * DAY_MS)).then();
       given(created, sent, accepted).when(notice(validUntil - DAY_MS)).then();

@@ -298,7 +298,9 @@ function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
     case 'noticeExpiringSoon': {
       if (!state) throw new QuoteNotFound();
       const due = isOpen(state) && command.at < state.validUntil && command.at >= state.validUntil - EXPIRING_SOON_MS;
-      if (!due || state.expiringSoonNoticedFor === state.validUntil) return [];
+      // A window of 3 days or less is "expiring soon" from its send: a notice then would only repeat the send.
+      const window = state.validUntil - (state.sentAt ?? state.createdAt);
+      if (!due || window <= EXPIRING_SOON_MS || state.expiringSoonNoticedFor === state.validUntil) return [];
       return [
         {
           type: 'quote.v1.expiringSoonNoticed',
