@@ -25,15 +25,21 @@ const decided = (): QuoteEvent[] =>
     { type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', at: T0 + 5 },
   ]);
 
+/** In-memory stores holding the decided quote's events and the read model built from them. */
+async function decidedQuoteStores(): Promise<{ events: SqliteEventStore; reads: SqliteReadStore }> {
+  const events = new SqliteEventStore({ file: ':memory:' });
+  const reads = new SqliteReadStore({ file: ':memory:' });
+  await events.appendToStream(quoteStream(QUOTE), decided().map((event) => ({ ...event, metadata: { actor: 'admin' } })), 'no_stream');
+  await applyEvents(reads, quotesProjection, await events.readStream(quoteStream(QUOTE)));
+  return { events, reads };
+}
+
 describe('auditQuote: the customer link', () => {
   let events: SqliteEventStore;
   let reads: SqliteReadStore;
 
   beforeEach(async () => {
-    events = new SqliteEventStore({ file: ':memory:' });
-    reads = new SqliteReadStore({ file: ':memory:' });
-    await events.appendToStream(quoteStream(QUOTE), decided().map((event) => ({ ...event, metadata: { actor: 'admin' } })), 'no_stream');
-    await applyEvents(reads, quotesProjection, await events.readStream(quoteStream(QUOTE)));
+    ({ events, reads } = await decidedQuoteStores());
   });
   afterEach(async () => {
     await reads.close();
@@ -87,10 +93,7 @@ describe('auditQuote: a stored version snapshot with a field missing or extra', 
   let reads: SqliteReadStore;
 
   beforeEach(async () => {
-    events = new SqliteEventStore({ file: ':memory:' });
-    reads = new SqliteReadStore({ file: ':memory:' });
-    await events.appendToStream(quoteStream(QUOTE), decided().map((event) => ({ ...event, metadata: { actor: 'admin' } })), 'no_stream');
-    await applyEvents(reads, quotesProjection, await events.readStream(quoteStream(QUOTE)));
+    ({ events, reads } = await decidedQuoteStores());
   });
   afterEach(async () => {
     await reads.close();
