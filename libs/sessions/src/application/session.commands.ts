@@ -138,7 +138,7 @@ export class ChangeSessionConfigurationHandler implements ICommandHandler<Change
     if (!configuration) throw new ValidationFailed(errors);
     const organization = await this.organizations.get(session.organizationId);
     const hash = configHash(configuration);
-    const basePricing = priceConfiguration(template.body, template.id, configuration, organization.currency);
+    const basePricing = priceConfiguration(template.body, template.id, configuration, organization.currency, session.locale ?? undefined);
     const { newEvents } = await this.repository.handle(
       sessionDecider,
       sessionStream(sessionId),
@@ -191,7 +191,7 @@ export class SubmitSessionHandler implements ICommandHandler<SubmitSession, { su
       );
     }
     const organization = await this.organizations.get(session.organizationId);
-    const basePricing = priceConfiguration(template.body, template.id, configuration, organization.currency);
+    const basePricing = priceConfiguration(template.body, template.id, configuration, organization.currency, session.locale ?? undefined);
     const submissionId = this.ids.next('sub');
     const actor = customerActor(sessionId);
 

@@ -327,6 +327,22 @@ describe('priceConfiguration', () => {
       expect(pricing.subtotal).toBe(551.88);
     });
 
+    it.each([
+      ['de', 'Grundpreis', 'Anthracite (außen)', '2,5 % Aufschlag'],
+      ['nl', 'Basisprijs', 'Anthracite (buiten)', '2,5% toeslag'],
+      ['en', 'Base price', 'Anthracite (outside)', '2.5% surcharge'],
+      ['fr', 'Base price', 'Anthracite (outside)', '2.5% surcharge'],
+    ])('then the lines whose rule names no description read in the session language: %s', (locale, basePrice, material, surcharge) => {
+      const body = exampleTemplateBody();
+      body.pricingRules[7] = { level: 'template', calculation: 'percentage', percent: 2.5 };
+      const template = validateTemplate(body).template!;
+      const configuration = validateConfiguration(template, exampleConfigurationInput()).configuration!;
+      const descriptions = priceConfiguration(template, 'tpl_demo', configuration, 'EUR', locale).lineItems.map((l) => l.description);
+      expect([descriptions[1], descriptions[6], descriptions[7]]).toEqual([basePrice, material, surcharge]);
+      // The template's own words stay as written.
+      expect([descriptions[0], descriptions[2]]).toEqual(['Frame', 'Tilt-turn sash']);
+    });
+
     it('then two units double every total', () => {
       const template = validateTemplate(exampleTemplateBody()).template!;
       const configuration = validateConfiguration(template, { ...exampleConfigurationInput(), unitAmount: 2 }).configuration!;

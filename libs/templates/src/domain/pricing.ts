@@ -43,15 +43,17 @@ export function priceConfiguration(
   templateId: string,
   configuration: Configuration,
   currency: string,
+  locale: string = 'en',
 ): BasePricing {
   const index = indexTemplate(template);
+  const labels = LINE_LABELS[locale as LabelLocale] ?? LINE_LABELS.en;
   const quantity = configuration.unitAmount;
   const lineItems: BaseLineItem[] = [];
   let unitPricesSoFar = moneyDecimal(0);
   let subtotal = moneyDecimal(0);
 
   template.pricingRules.forEach((rule, ruleIndex) => {
-    for (const use of usesOf(rule, ruleIndex, templateId, configuration, index)) {
+    for (const use of usesOf(rule, ruleIndex, templateId, configuration, index, labels)) {
       // Every base line has the same quantity, so a percentage of the per-unit prices before it is
       // the same share of their totals, and keeps quantity × unitPrice = total on this line too.
       const amount =
@@ -75,6 +77,28 @@ export function priceConfiguration(
   });
   return { lineItems, subtotal: toMoneyNumber(subtotal) };
 }
+
+type LabelLocale = 'en' | 'de' | 'nl';
+
+interface LineLabels {
+  basePrice: string;
+  surcharge: (percent: number) => string;
+  inside: string;
+  outside: string;
+}
+
+const percentIn = (locale: LabelLocale, percent: number) => new Intl.NumberFormat(locale, { maximumFractionDigits: 4 }).format(percent);
+
+/**
+ * Descriptions of base lines whose rule names none, in the session's language (the customer reads
+ * them in the configurator and on the quote); other locales get English. A rule's own
+ * `description`, and component, option and material names, are the template's words, as written.
+ */
+const LINE_LABELS: Record<LabelLocale, LineLabels> = {
+  en: { basePrice: 'Base price', surcharge: (p) => `${percentIn('en', p)}% surcharge`, inside: 'inside', outside: 'outside' },
+  de: { basePrice: 'Grundpreis', surcharge: (p) => `${percentIn('de', p)} % Aufschlag`, inside: 'innen', outside: 'außen' },
+  nl: { basePrice: 'Basisprijs', surcharge: (p) => `${percentIn('nl', p)}% toeslag`, inside: 'binnen', outside: 'buiten' },
+};
 
 function componentItemType(type: ComponentType): ItemType {
   switch (type) {
@@ -100,6 +124,7 @@ function usesOf(
   templateId: string,
   configuration: Configuration,
   index: TemplateIndex,
+  labels: LineLabels,
 ): RuleUse[] {
   const product = { widthMm: configuration.width, heightMm: configuration.height };
   switch (rule.level) {
@@ -108,7 +133,7 @@ function usesOf(
         ...product,
         itemKey: `product:${templateId}:${ruleIndex}`,
         itemType: rule.itemType ?? 'other',
-        label: rule.calculation === 'percentage' ? `${ruleValue(rule, 'percent')}% surcharge` : 'Base price',
+        label: rule.calculation === 'percentage' ? labels.surcharge(ruleValue(rule, 'percent')) : labels.basePrice,
       }];
     case 'component': {
       const component = index.components.get(ruleValue(rule, 'target'));
@@ -149,7 +174,7 @@ function usesOf(
           ...product,
           itemKey: `material:${side}:${material.id}`,
           itemType: 'material' as const,
-          label: `${material.name} (${side})`,
+          label: `${material.name} (${labels[side]})`,
         }));
     }
   }
