@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { SqliteEventStore } from '@lib/event-store';
 import { SqliteReadStore } from '@lib/read-store';
 import { loadConfig, SystemClock } from '@lib/shared';
@@ -116,6 +117,22 @@ describe('WebhookDispatcher with the embedded stores', () => {
     await dispatcher.start();
     await until(async () => (await store.get('evt_orphan'))!.status === 'delivered');
     expect(sender.sent.map((r) => r.headers['X-Service-Delivery'])).toEqual(['evt_orphan']);
+  });
+
+  it("given records left processing by this host's dead process, then start-up sends them again at once", async () => {
+    await store.createMissing([record('evt_mine', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: hostname() })]);
+    await dispatcher.start();
+    await until(async () => (await store.get('evt_mine'))!.status === 'delivered');
+    expect(await store.get('evt_mine')).toMatchObject({ leaseOwner: null, attempts: 1 });
+  });
+
+  it("given an attempt another host's outbox is making, then start-up leaves it alone until its lease runs out", async () => {
+    const [theirs] = await store.createMissing([record('evt_theirs', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: 'another-host' })]);
+    await store.createMissing([record('evt_lapsed', { status: 'processing', leaseUntil: Date.now() - 1, leaseOwner: 'another-host' })]);
+    await dispatcher.start();
+    await until(async () => (await store.get('evt_lapsed'))!.status === 'delivered');
+    expect(await store.get('evt_theirs')).toMatchObject({ status: 'processing', _rev: theirs._rev });
+    expect(sender.sent.map((r) => r.headers['X-Service-Delivery'])).toEqual(['evt_lapsed']);
   });
 
   it('given a retry due later, then it is attempted at that time without waiting for a poll', async () => {

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { Metrics } from '@lib/observability';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
@@ -51,6 +52,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private saturated = false;
   private lastLeaseCheck = 0;
   private unsubscribe: (() => void) | null = null;
+  /**
+   * Whose attempts a `processing` record holds: the host, which a restarted process keeps (the
+   * same machine, container or pod) and another outbox process does not. The same host running two
+   * outboxes on one store would take over each other's attempts at start, as before.
+   */
+  private readonly owner = hostname();
 
   constructor(
     private readonly store: DeliveryStore,
@@ -75,7 +82,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   async start(): Promise<void> {
     if (this.running) return;
-    const recovered = await this.recover(() => true);
+    // This host's attempts died with its previous process: made again at once. Another host's
+    // outbox may still be making its own (two outboxes overlap in a rolling deploy): only once its
+    // lease has run out, as while running; otherwise the receiver gets the attempt twice at once.
+    const now = this.clock.now();
+    const recovered = await this.recover((r) => r.leaseOwner == null || r.leaseOwner === this.owner || (r.leaseUntil !== null && r.leaseUntil < now));
     if (recovered) this.logger.warn(`${recovered} delivery attempt(s) interrupted by the last shutdown will be made again`);
     this.running = true;
     this.unsubscribe = this.signal.subscribe((record) => this.onPending(record));
@@ -174,7 +185,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     try {
       const now = this.clock.now();
       const timeout = record.fastPath ? MAX_PRICING_TIMEOUT_MS : this.settings.attemptTimeoutMs;
-      const claimed = await this.store.compareAndSet(record, { ...record, status: 'processing', leaseUntil: now + timeout + LEASE_MARGIN_MS, updatedAt: now });
+      const claimed = await this.store.compareAndSet(record, { ...record, status: 'processing', leaseUntil: now + timeout + LEASE_MARGIN_MS, leaseOwner: this.owner, updatedAt: now });
       if (!claimed) this.active--;
       return claimed;
     } catch (error) {
@@ -280,7 +291,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       const now = this.clock.now();
       for (const record of page.items) {
         if (!which(record)) continue;
-        if (await this.store.compareAndSet(record, { ...record, status: 'pending', leaseUntil: null, scheduledFor: now, updatedAt: now })) recovered++;
+        if (await this.store.compareAndSet(record, { ...record, status: 'pending', leaseUntil: null, leaseOwner: null, scheduledFor: now, updatedAt: now })) recovered++;
       }
       after = page.nextAfter ?? undefined;
     } while (after);

@@ -101,6 +101,8 @@ export interface DeliveryRecord extends ReadDocument {
   lastAttemptAt: number | null;
   /** while `processing`: when the attempt is considered abandoned (its process died) */
   leaseUntil: number | null;
+  /** while `processing`: the host whose outbox made the attempt (absent on records claimed before 2026-11-26) */
+  leaseOwner?: string | null;
   _rev: number;
 }
 
@@ -135,7 +137,7 @@ export function afterAttempt(
   random: () => number = Math.random,
 ): DeliveryRecord {
   const attempts = record.attempts + 1;
-  const base = { ...record, attempts, lastAttemptAt: now, leaseUntil: null, updatedAt: now };
+  const base = { ...record, attempts, lastAttemptAt: now, leaseUntil: null, leaseOwner: null, updatedAt: now };
   if (outcome.delivered) return { ...base, status: 'delivered', deliveredAt: record.deliveredAt ?? now };
   if (outcome.terminal || attempts >= record.maxAttempts) return { ...base, status: 'failed', lastError: outcome.error };
   return { ...base, status: 'pending', lastError: outcome.error, scheduledFor: now + retryDelay(schedule, attempts, random) };
