@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { writeFileDurably } from '@lib/shared';
 import { assertFileKey, FileStore } from './file-store.port';
 
-/** Files in a directory of this machine: one file per key, written to a temporary name and renamed. */
+/** Files in a directory of this machine: one file per key, written to a temporary name, synced and renamed. */
 export class DirectoryFileStore extends FileStore {
   constructor(private readonly root: string) {
     super();
@@ -12,9 +12,7 @@ export class DirectoryFileStore extends FileStore {
   async put(key: string, bytes: Buffer): Promise<void> {
     const file = this.path(key);
     await mkdir(dirname(file), { recursive: true });
-    const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(draft, bytes, { mode: 0o600 });
-    await rename(draft, file);
+    await writeFileDurably(file, bytes);
   }
 
   async get(key: string): Promise<Buffer | null> {

@@ -8,3 +8,4 @@ export * from './keys';
 export * from './lru-map';
 export * from './sqlite';
 export * from './canonical-json';
+export * from './files';

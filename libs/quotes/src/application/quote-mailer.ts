@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { createTransport, type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
-import type { AppConfig } from '@lib/shared';
+import { writeFileDurably, type AppConfig } from '@lib/shared';
 
 export interface QuoteMail {
   /** the id of the event the mail is for: the delivery record's id and the Message-ID's local part */
@@ -71,18 +71,13 @@ export class FileQuoteMailer extends QuoteMailer {
     if (existsSync(json)) return;
     await mkdir(directory, { recursive: true });
     const built = (await this.transport.sendMail(toNodemailer(message, attachments, this.config.mailFrom))) as { message: Buffer };
-    await publish(join(directory, `${name}.eml`), built.message);
+    await writeFileDurably(join(directory, `${name}.eml`), built.message);
     const record = { ...message, from: this.config.mailFrom, eml: `${name}.eml`, attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, size: a.content.length })) };
-    await publish(json, Buffer.from(`${JSON.stringify(record, null, 2)}\n`));
+    await writeFileDurably(json, Buffer.from(`${JSON.stringify(record, null, 2)}\n`));
     this.logger.log(`${message.quoteNumber} v${message.version} mailed to ${message.to.join(', ')} (${join(directory, `${name}.eml`)})`);
   }
 }
 
-async function publish(file: string, content: Buffer): Promise<void> {
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, content, { mode: 0o600 });
-  await rename(temporary, file);
-}
 
 /** SMTP_URL set: every message goes to that server; a refusal or a connection error throws (and is retried). */
 export class SmtpQuoteMailer extends QuoteMailer {
