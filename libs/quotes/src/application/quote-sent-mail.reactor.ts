@@ -5,7 +5,7 @@ import type { Reactor } from '@lib/runtime';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
 import { QUOTE_STREAM, type QuoteSent } from '../domain/quote.events';
 import { quoteLinkUrl } from './quote-links';
-import { documentLocale, type DocumentLocale } from '../documents/document-locale';
+import { documentLocale, formatMoney, formatValidUntil, type DocumentLocale } from '../documents/document-locale';
 import { DocumentSignal } from '../documents/document-signal';
 import { newJob } from '../documents/job-queue';
 import { QuoteMailJobs } from '../documents/quote-mail-jobs';
@@ -17,6 +17,7 @@ interface MailFacts {
   quoteNumber: string;
   version: number;
   total: string;
+  /** the worded expiry, as the PDF has it (`formatValidUntil`) */
   validUntil: string;
   url: string;
 }
@@ -33,21 +34,21 @@ const TEXTS: Record<DocumentLocale, MailTexts> = {
     subject: (f) => `Your quote ${f.quoteNumber} from ${f.organization}`,
     body: (f) =>
       `${f.customer ? `Dear ${f.customer}` : 'Hello'},\n\n${f.organization} has sent you quote ${f.quoteNumber} (version ${f.version}) ` +
-      `for a total of ${f.total}. It is valid until ${f.validUntil}.\n\nView, accept or decline it here:\n${f.url}\n\nThe quote is attached as a PDF.\n\nKind regards,\n${f.organization}\n`,
+      `for a total of ${f.total}. It is valid ${f.validUntil}.\n\nView, accept or decline it here:\n${f.url}\n\nThe quote is attached as a PDF.\n\nKind regards,\n${f.organization}\n`,
     linkText: 'View, accept or decline the quote',
   },
   de: {
     subject: (f) => `Ihr Angebot ${f.quoteNumber} von ${f.organization}`,
     body: (f) =>
       `${f.customer ? `Guten Tag ${f.customer}` : 'Guten Tag'},\n\n${f.organization} hat Ihnen das Angebot ${f.quoteNumber} (Version ${f.version}) ` +
-      `über insgesamt ${f.total} gesendet. Es ist gültig bis ${f.validUntil}.\n\nHier können Sie es ansehen, annehmen oder ablehnen:\n${f.url}\n\nDas Angebot finden Sie als PDF im Anhang.\n\nMit freundlichen Grüßen\n${f.organization}\n`,
+      `über insgesamt ${f.total} gesendet. Es ist gültig ${f.validUntil}.\n\nHier können Sie es ansehen, annehmen oder ablehnen:\n${f.url}\n\nDas Angebot finden Sie als PDF im Anhang.\n\nMit freundlichen Grüßen\n${f.organization}\n`,
     linkText: 'Angebot ansehen, annehmen oder ablehnen',
   },
   nl: {
     subject: (f) => `Uw offerte ${f.quoteNumber} van ${f.organization}`,
     body: (f) =>
       `${f.customer ? `Beste ${f.customer}` : 'Hallo'},\n\n${f.organization} heeft u offerte ${f.quoteNumber} (versie ${f.version}) ` +
-      `gestuurd voor een totaal van ${f.total}. De offerte is geldig tot ${f.validUntil}.\n\nBekijk, accepteer of weiger de offerte hier:\n${f.url}\n\nDe offerte is als pdf bijgevoegd.\n\nMet vriendelijke groet,\n${f.organization}\n`,
+      `gestuurd voor een totaal van ${f.total}. De offerte is geldig ${f.validUntil}.\n\nBekijk, accepteer of weiger de offerte hier:\n${f.url}\n\nDe offerte is als pdf bijgevoegd.\n\nMet vriendelijke groet,\n${f.organization}\n`,
     linkText: 'Offerte bekijken, accepteren of weigeren',
   },
 };
@@ -66,7 +67,7 @@ function htmlBody(text: string, url: string, texts: MailTexts, locale: DocumentL
 
 /**
  * The quote e-mail in the language recorded at the send (else the organization's, else English);
- * amounts and dates formatted for that locale.
+ * the total and the expiry formatted by the same functions as the PDF, so the two never disagree.
  */
 export function composeQuoteMail(id: string, data: QuoteSent['data'], customerUrl: string, organizationName: string, organizationLocale?: string): QuoteMail {
   const locale = documentLocale(data.locale, organizationLocale);
@@ -75,8 +76,8 @@ export function composeQuoteMail(id: string, data: QuoteSent['data'], customerUr
     customer: data.customer.name,
     quoteNumber: data.quote.quoteNumber,
     version: data.quote.version,
-    total: new Intl.NumberFormat(locale, { style: 'currency', currency: data.quote.currency }).format(data.quote.total),
-    validUntil: new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(data.validUntil),
+    total: formatMoney(data.quote.total, data.quote.currency, locale),
+    validUntil: formatValidUntil(data.validUntil, locale),
     url: customerUrl,
   };
   const text = TEXTS[locale].body(facts);

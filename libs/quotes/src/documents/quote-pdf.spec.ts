@@ -1,4 +1,4 @@
-import { pdfText } from './testing/pdf-text';
+import { pdfPages, pdfText } from './testing/pdf-text';
 import { renderQuotePdf, type QuotePdfContent } from './quote-pdf';
 
 const content = (overrides: Partial<QuotePdfContent> = {}): QuotePdfContent => ({
@@ -34,7 +34,7 @@ describe('quote PDF', () => {
     for (const expected of [
       'Fenster & Co', 'Quote', 'Q-2026-000007', 'Version', 'Ada Lovelace, ada@example.com', 'Kitchen <east>', 'Tilt-turn window',
       'Triple glazing', '€450.50', '€901.00', 'Subtotal', '€1,234.50', 'Tax (21%)', '€259.25', 'Total', '€1,493.75',
-      'This quote is valid for 30 days, until March 31, 2026.', 'Notes',
+      'This quote is valid for 30 days, until March 31, 2026 at 12:00 AM UTC.', 'Notes',
     ]) expect(text).toContain(expected);
   });
 
@@ -45,12 +45,21 @@ describe('quote PDF', () => {
   });
 
   it.each([
-    ['de', ['Angebot', 'Angebotsnummer', 'Zwischensumme', 'MwSt. (21 %)', 'Gesamtbetrag', '1.493,75 €', 'bis zum 31. März 2026', 'Größe (B × H)', 'Anmerkungen']],
-    ['nl', ['Offerte', 'Offertenummer', 'Subtotaal', 'Btw (21%)', 'Totaal', '€ 1.493,75', 'tot en met 31 maart 2026', 'Afmeting (B × H)', 'Opmerkingen']],
+    ['de', ['Angebot', 'Angebotsnummer', 'Zwischensumme', 'MwSt. (21 %)', 'Gesamtbetrag', '1.493,75 €', 'gültig, bis 31. März 2026 um 00:00 UTC.', 'Größe (B × H)', 'Anmerkungen']],
+    ['nl', ['Offerte', 'Offertenummer', 'Subtotaal', 'Btw (21%)', 'Totaal', '€ 1.493,75', 'geldig, tot 31 maart 2026 om 00:00 UTC.', 'Afmeting (B × H)', 'Opmerkingen']],
   ] as const)('given locale %s, then labels, amounts and dates are in that language', async (locale, expected) => {
     const text = pdfText(await renderQuotePdf(content({ locale }), { compress: false }));
     for (const piece of expected) expect(text).toContain(piece);
     expect(text).not.toContain('Subtotal');
+  });
+
+  it.each([
+    ['en', ['1.2345', '€0.125', '€0.15', 'Tax (7.6875%)']],
+    ['de', ['1,2345', '0,125 €', '0,15 €', 'MwSt. (7,6875 %)']],
+  ] as const)('given locale %s and a quantity, unit price and tax rate stored with more decimals than cents, then each is shown with all of them', async (locale, expected) => {
+    const lineItems = [{ description: 'Sealant (m)', quantity: 1.2345, unitPrice: 0.125, total: 0.15 }];
+    const text = pdfText(await renderQuotePdf(content({ locale, lineItems, taxRate: 7.6875, subtotal: 0.15, taxAmount: 0.01, total: 0.16 }), { compress: false }));
+    for (const piece of expected) expect(text.split('\n')).toContain(piece);
   });
 
   it('given a metric organization, then sizes are whole millimetres', async () => {
@@ -75,6 +84,16 @@ describe('quote PDF', () => {
     const pdf = await renderQuotePdf(content({ lineItems }), { compress: false });
     expect(pdf.toString('latin1').match(/\/Type \/Page\b/g)!.length).toBeGreaterThan(1);
     expect(pdfText(pdf)).toContain('Item 80');
+  });
+
+  it('given 30 to 40 line items, then subtotal, tax and total are drawn together on one page, each amount beside its label', async () => {
+    for (let count = 30; count <= 40; count++) {
+      const lineItems = Array.from({ length: count }, (_, i) => ({ description: `Item ${i + 1}`, quantity: 1, unitPrice: 10, total: 10 }));
+      const pages = pdfPages(await renderQuotePdf(content({ lineItems, subtotal: count * 10, taxAmount: count * 2.1, total: count * 12.1 }), { compress: false }));
+      const block = ['Subtotal', `€${count * 10}.00`, 'Tax (21%)', `€${(count * 2.1).toFixed(2)}`, 'Total', `€${(count * 12.1).toFixed(2)}`];
+      const page = pages.map((text) => text.split('\n')).find((lines) => lines.includes('Subtotal')) ?? [];
+      expect({ count, block: page.slice(page.indexOf('Subtotal'), page.indexOf('Subtotal') + block.length) }).toEqual({ count, block });
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import PDFDocument from 'pdfkit';
-import { formatDate, formatMoney, formatNumber, formatSize, type DocumentLocale, type UnitSystem } from './document-locale';
+import { formatDate, formatMoney, formatQuantity, formatSize, formatTaxRate, formatUnitPrice, formatValidUntil, type DocumentLocale, type UnitSystem } from './document-locale';
 
 /** Everything one quote PDF shows: the content of one quote version and who it is from and for. */
 export interface QuotePdfContent {
@@ -42,6 +42,7 @@ interface Labels {
   subtotal: string;
   tax: (rate: string) => string;
   total: string;
+  /** `until` is the worded expiry, `formatValidUntil` */
   validity: (days: number, until: string) => string;
   notes: string;
 }
@@ -64,7 +65,7 @@ const LABELS: Record<DocumentLocale, Labels> = {
     subtotal: 'Subtotal',
     tax: (rate) => `Tax (${rate}%)`,
     total: 'Total',
-    validity: (days, until) => `This quote is valid for ${days} days, until ${until}.`,
+    validity: (days, until) => `This quote is valid for ${days} days, ${until}.`,
     notes: 'Notes',
   },
   de: {
@@ -84,7 +85,7 @@ const LABELS: Record<DocumentLocale, Labels> = {
     subtotal: 'Zwischensumme',
     tax: (rate) => `MwSt. (${rate} %)`,
     total: 'Gesamtbetrag',
-    validity: (days, until) => `Dieses Angebot ist ${days} Tage gültig, bis zum ${until}.`,
+    validity: (days, until) => `Dieses Angebot ist ${days} Tage gültig, ${until}.`,
     notes: 'Anmerkungen',
   },
   nl: {
@@ -104,7 +105,7 @@ const LABELS: Record<DocumentLocale, Labels> = {
     subtotal: 'Subtotaal',
     tax: (rate) => `Btw (${rate}%)`,
     total: 'Totaal',
-    validity: (days, until) => `Deze offerte is ${days} dagen geldig, tot en met ${until}.`,
+    validity: (days, until) => `Deze offerte is ${days} dagen geldig, ${until}.`,
     notes: 'Opmerkingen',
   },
 };
@@ -157,7 +158,7 @@ export function renderQuotePdf(content: QuotePdfContent, options: { compress?: b
   if (content.product) {
     facts.push([t.product, content.product.name]);
     facts.push([t.size, formatSize(content.product.width, content.product.height, content.unitSystem, locale)]);
-    facts.push([t.units, formatNumber(content.product.unitAmount, locale)]);
+    facts.push([t.units, formatQuantity(content.product.unitAmount, locale)]);
   }
   for (const [label, value] of facts) row(doc, label, value);
 
@@ -171,25 +172,31 @@ export function renderQuotePdf(content: QuotePdfContent, options: { compress?: b
   doc.font('Helvetica');
   y = doc.y + 4;
   for (const item of content.lineItems) {
-    const height = doc.heightOfString(item.description, { width: COLUMNS.quantity - 10 });
+    const cells: Array<[string, number, number, 'left' | 'right']> = [
+      [item.description, COLUMNS.description, COLUMNS.quantity - 10, 'left'],
+      [formatQuantity(item.quantity, locale), COLUMNS.quantity, COLUMNS.unitPrice - COLUMNS.quantity - 10, 'right'],
+      [formatUnitPrice(item.unitPrice, content.currency, locale), COLUMNS.unitPrice, COLUMNS.amount - COLUMNS.unitPrice - 10, 'right'],
+      [money(item.total), COLUMNS.amount, AMOUNT_WIDTH, 'right'],
+    ];
+    // A unit price with all six decimals may wrap in its narrow column, like a long description.
+    const height = Math.max(...cells.map(([text, , width]) => doc.heightOfString(text, { width })));
     if (y + height > doc.page.height - MARGIN) {
       doc.addPage();
       y = MARGIN;
     }
-    doc.text(item.description, MARGIN + COLUMNS.description, y, { width: COLUMNS.quantity - 10 });
-    doc.text(formatNumber(item.quantity, locale), MARGIN + COLUMNS.quantity, y, { width: COLUMNS.unitPrice - COLUMNS.quantity - 10, align: 'right' });
-    doc.text(money(item.unitPrice), MARGIN + COLUMNS.unitPrice, y, { width: COLUMNS.amount - COLUMNS.unitPrice - 10, align: 'right' });
-    doc.text(money(item.total), MARGIN + COLUMNS.amount, y, { width: AMOUNT_WIDTH, align: 'right' });
+    for (const [text, x, width, align] of cells) doc.text(text, MARGIN + x, y, { width, align });
     y += height + 4;
   }
 
   doc.x = MARGIN;
   doc.y = y + 8;
-  total(doc, t.subtotal, money(content.subtotal), false);
-  total(doc, t.tax(formatNumber(content.taxRate, locale)), money(content.taxAmount), false);
-  total(doc, t.total, money(content.total), true);
+  totals(doc, [
+    { label: t.subtotal, value: money(content.subtotal), bold: false },
+    { label: t.tax(formatTaxRate(content.taxRate, locale)), value: money(content.taxAmount), bold: false },
+    { label: t.total, value: money(content.total), bold: true },
+  ]);
 
-  doc.moveDown(1).font('Helvetica').text(t.validity(content.validityDays, formatDate(content.validUntil, locale)), MARGIN, doc.y, { width: WIDTH });
+  doc.moveDown(1).font('Helvetica').text(t.validity(content.validityDays, formatValidUntil(content.validUntil, locale)), MARGIN, doc.y, { width: WIDTH });
   if (content.notes) {
     doc.moveDown(1).font('Helvetica-Bold').text(t.notes, { width: WIDTH });
     doc.font('Helvetica').text(content.notes, { width: WIDTH });
@@ -206,10 +213,37 @@ function row(doc: PDFKit.PDFDocument, label: string, value: string): void {
   doc.y = Math.max(doc.y, labelBottom);
 }
 
-function total(doc: PDFKit.PDFDocument, label: string, value: string, bold: boolean): void {
+interface TotalRow {
+  label: string;
+  value: string;
+  bold: boolean;
+}
+
+const TOTAL_LABEL_X = MARGIN + COLUMNS.unitPrice - 100;
+const TOTAL_LABEL_WIDTH = COLUMNS.amount - COLUMNS.unitPrice + 90;
+
+/**
+ * Subtotal, tax and total as one block, on a new page when the whole block does not fit above the
+ * bottom margin. Each label and amount is drawn at an explicit y, and pdfkit moves any text below
+ * the margin to a page of its own, which parted a total from its label.
+ */
+function totals(doc: PDFKit.PDFDocument, rows: TotalRow[]): void {
+  const height = rows.reduce((sum, row) => sum + totalHeight(doc, row), 0);
+  if (doc.y + height > doc.page.height - MARGIN) doc.addPage();
+  for (const row of rows) total(doc, row);
+}
+
+function totalHeight(doc: PDFKit.PDFDocument, { label, value, bold }: TotalRow): number {
+  doc.font(bold ? 'Helvetica-Bold' : 'Helvetica');
+  return Math.max(doc.heightOfString(label, { width: TOTAL_LABEL_WIDTH }), doc.heightOfString(value, { width: AMOUNT_WIDTH }));
+}
+
+function total(doc: PDFKit.PDFDocument, { label, value, bold }: TotalRow): void {
   const y = doc.y;
   doc.font(bold ? 'Helvetica-Bold' : 'Helvetica');
-  doc.text(label, MARGIN + COLUMNS.unitPrice - 100, y, { width: COLUMNS.amount - COLUMNS.unitPrice + 90, align: 'right' });
+  doc.text(label, TOTAL_LABEL_X, y, { width: TOTAL_LABEL_WIDTH, align: 'right' });
+  const labelBottom = doc.y;
   doc.text(value, MARGIN + COLUMNS.amount, y, { width: AMOUNT_WIDTH, align: 'right' });
+  doc.y = Math.max(doc.y, labelBottom);
   doc.x = MARGIN;
 }
