@@ -135,6 +135,11 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
     const eml = readFileSync(join(app.config.dataDir, 'mail', mail.eml), 'utf8');
     expect(eml).toContain(`Content-Type: application/pdf; name=${quote.quoteNumber}-v1.pdf`);
     expect(eml.replace(/=\r?\n/g, '')).toContain(mail.quoteUrl);
+    // Sent in Dutch to an English customer: the attached PDF is Dutch too, like the message.
+    const attached = /Content-Type: application\/pdf; name=[^\r\n]+\r?\nContent-Transfer-Encoding: base64\r?\nContent-Disposition: attachment; filename=[^\r\n]+\r?\n\r?\n([A-Za-z0-9+/=\r\n]+)/.exec(eml);
+    const attachedText = pdfText(Buffer.from(attached![1].replace(/\s/g, ''), 'base64'));
+    expect(attachedText).toContain('Offertenummer');
+    expect(attachedText).not.toContain('Quote number');
     // the file is written before the delivery record is marked sent
     const emails = await until('the mail marked sent', async () => {
       const response = await app.request('GET', `/api/v1/quotes/${quoteId}/emails`, { token: org.apiKey });

@@ -2,6 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap }
 import { FileStore } from '@lib/file-store';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
 import { QuoteMailer, type MailAttachment } from '../application/quote-mailer';
+import { documentLocale } from './document-locale';
 import { DocumentSignal } from './document-signal';
 import { JobRunner, type JobOutcome } from './job-queue';
 import { renderQuotePdf } from './quote-pdf';
@@ -73,9 +74,17 @@ export class QuoteDocumentsWorker implements OnApplicationBootstrap, BeforeAppli
     return { kind: 'done', changes: { deliveredAt: this.clock.now(), pdfAttached: true } };
   }
 
-  /** The PDF of the mail's version as it was sent; null while it is still being made. */
+  /**
+   * The PDF of the mail's version as it was sent; null while it is still being made. A send in
+   * another language than the quote's (`locale` of the send) gets the PDF in the mail's language,
+   * made for this mail: one message, one language.
+   */
   private async attachmentFor(mail: QuoteMailRecord, pdf: QuotePdfRecord | null): Promise<MailAttachment | null> {
     if (!pdf || pdf.contentPosition < mail.sentPosition || pdf.status === 'pending' || pdf.status === 'working') return null;
+    const locale = documentLocale(mail.message.locale);
+    if (locale !== pdf.content.locale) {
+      return { filename: pdfFileName(pdf), contentType: 'application/pdf', content: await renderQuotePdf({ ...pdf.content, locale }) };
+    }
     if (pdf.status === 'done' && pdf.fileKey) {
       const content = await this.files.get(pdf.fileKey);
       if (content) return { filename: pdfFileName(pdf), contentType: 'application/pdf', content };
