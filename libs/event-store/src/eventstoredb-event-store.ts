@@ -36,7 +36,8 @@ import {
   Subscription,
   WrongExpectedRevisionError,
 } from './event-store.port';
-import { backoffDelay, handOver, Sleeper } from './sleeper';
+import { backoffDelay, Sleeper } from '@lib/shared';
+import { handOver } from './sleeper';
 
 export interface EventStoreDbEventStoreOptions {
   /** Source of event ids (EventStoreDB requires UUIDs); defaults to random UUIDs. */

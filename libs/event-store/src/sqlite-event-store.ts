@@ -16,7 +16,8 @@ import {
   Subscription,
   WrongExpectedRevisionError,
 } from './event-store.port';
-import { backoffDelay, handOver, Sleeper } from './sleeper';
+import { backoffDelay, Sleeper } from '@lib/shared';
+import { handOver } from './sleeper';
 
 export interface SqliteEventStoreOptions {
   /** Database file (its directory is created if missing), or `':memory:'` for tests. */

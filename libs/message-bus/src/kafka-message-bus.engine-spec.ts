@@ -5,7 +5,7 @@ import { describeMessageBusContract } from '@lib/message-bus/testing/message-bus
 import { deleteKafkaPrefix } from '@lib/message-bus/testing/kafka-cleanup';
 import { exited, firstLine, runTypeScript, waitFor } from '@lib/shared/testing/processes';
 import { KafkaMessageBus, KafkaMessageBusOptions } from './kafka-message-bus';
-import { ConsumedMessage, Consumer } from './message-bus.port';
+import { BusMessage, ConsumedMessage, Consumer } from './message-bus.port';
 
 /**
  * The message-bus contract and Kafka's own guarantees against a real broker:
@@ -50,12 +50,21 @@ describe('KafkaMessageBus on a real broker', () => {
   const admin = () => new Kafka({ clientId: 'engine-spec-observer', brokers: brokers(), logLevel: logLevel.NOTHING }).admin();
   const unique = (name: string): string => `${name}-${randomUUID().slice(0, 8)}`;
   const keys = Array.from({ length: 12 }, (_, i) => `quote-${i}`);
+  /** A value of `bytes` characters that starts with its number, so order and size can be checked without the bulk. */
+  const large = (n: number, bytes: number): string => `${n} `.padEnd(bytes, 'x');
+  const sizeOf = (message: BusMessage): string => `${message.key} ${message.value.split(' ', 1)[0]} ${message.value.length}`;
+  const consumeAll = async (bus: KafkaMessageBus, topic: string, count: number): Promise<ConsumedMessage[]> => {
+    const received: ConsumedMessage[] = [];
+    await bus.consume({ groupId: unique('outbox'), topics: [topic], handleBatch: async (batch) => void received.push(...batch) });
+    await waitFor(() => received.length >= count, 30_000);
+    return received;
+  };
 
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((bus) => bus.close()));
   });
 
-  it('creates its topics with the configured partitions and retention, under the prefix', async () => {
+  it('creates its topics with the configured partitions and retention and an 8 MiB message limit, under the prefix', async () => {
     const topic = unique('domain-events');
     await connect({ topics: [topic], partitions: 3, retentionMs: 86_400_000 });
 
@@ -65,10 +74,12 @@ describe('KafkaMessageBus on a real broker', () => {
       const { topics } = await observer.fetchTopicMetadata({ topics: [runPrefix + topic] });
       const { resources } = await observer.describeConfigs({
         includeSynonyms: false,
-        resources: [{ type: 2 /* TOPIC */, name: runPrefix + topic, configNames: ['retention.ms'] }],
+        resources: [{ type: 2 /* TOPIC */, name: runPrefix + topic, configNames: ['retention.ms', 'max.message.bytes'] }],
       });
+      const config = (name: string) => resources[0].configEntries.find((entry) => entry.configName === name)?.configValue;
       expect(topics[0].partitions).toHaveLength(3);
-      expect(resources[0].configEntries.find((entry) => entry.configName === 'retention.ms')?.configValue).toBe('86400000');
+      expect(config('retention.ms')).toBe('86400000');
+      expect(config('max.message.bytes')).toBe(String(8 * 1024 * 1024));
     } finally {
       await observer.disconnect();
     }
@@ -90,6 +101,67 @@ describe('KafkaMessageBus on a real broker', () => {
       expect(warn).toHaveBeenCalledWith(expect.stringContaining('exists with 2 partitions, not the configured 6'));
     } finally {
       warn.mockRestore();
+    }
+  });
+
+  it('on an existing topic with the broker default limit of 1 MB, still publishes a call larger than that, and warns naming max.message.bytes', async () => {
+    const topic = unique('domain-events');
+    const observer = admin();
+    await observer.connect();
+    try {
+      await observer.createTopics({ waitForLeaders: true, topics: [{ topic: runPrefix + topic, numPartitions: 6 }] });
+    } finally {
+      await observer.disconnect();
+    }
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const bus = await connect({ topics: [topic] });
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('exists with max.message.bytes=1048588'));
+
+      await bus.publish(topic, [1, 2, 3].map((n) => ({ key: 'quote-1', value: large(n, 450 * 1024) })));
+      const received = await consumeAll(bus, topic, 3);
+      expect(received.map(sizeOf)).toEqual([1, 2, 3].map((n) => `quote-1 ${n} ${450 * 1024}`));
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('publishes and delivers a 3 MiB message', async () => {
+    const topic = unique('domain-events');
+    const bus = await connect();
+
+    await bus.publish(topic, [{ key: 'quote-1', value: large(1, 3 * 1024 * 1024) }]);
+
+    const received = await consumeAll(bus, topic, 1);
+    expect(received.map(sizeOf)).toEqual([`quote-1 1 ${3 * 1024 * 1024}`]);
+    expect(received[0].value).toBe(large(1, 3 * 1024 * 1024));
+  });
+
+  it('publishes three 450 KiB messages of one key in one call, and delivers them in order', async () => {
+    const topic = unique('domain-events');
+    const bus = await connect();
+
+    await bus.publish(topic, [1, 2, 3].map((n) => ({ key: 'quote-1', value: large(n, 450 * 1024) })));
+
+    const received = await consumeAll(bus, topic, 3);
+    expect(received.map(sizeOf)).toEqual([1, 2, 3].map((n) => `quote-1 ${n} ${450 * 1024}`));
+  });
+
+  it('publishes a page of 500 small events with a few large ones in one call, and delivers each key in order', async () => {
+    const topic = unique('domain-events');
+    const bus = await connect();
+    // A relay page: 500 small events of 12 streams, and four events of ~1 MiB quotes (the largest body the API takes) among them.
+    const page = Array.from({ length: 504 }, (_, i) => {
+      const key = keys[i % keys.length];
+      const n = Math.floor(i / keys.length) + 1;
+      return { key, value: large(n, i % 126 === 7 ? 1_050_000 : 800) };
+    });
+
+    await bus.publish(topic, page);
+
+    const received = await consumeAll(bus, topic, page.length);
+    for (const key of keys) {
+      expect(received.filter((m) => m.key === key).map(sizeOf)).toEqual(page.filter((m) => m.key === key).map(sizeOf));
     }
   });
 
@@ -207,6 +279,36 @@ describe('KafkaMessageBus on a real broker', () => {
       }
       expect(highest).toBe(published);
     }
+  });
+
+  it('stop() ends the backoffs of every partition at once, not only the last one to fail', async () => {
+    const topic = unique('webhooks');
+    const bus = await connect({ retryDelayMs: 8_000, maxRetryDelayMs: 8_000 });
+    await bus.publish(topic, keys.map((key) => ({ key, value: 'deliver' })));
+    const partitionsOfTopic = new Set<number>();
+    const failing = new Set<number>();
+    const consumer = await bus.consume({
+      groupId: unique('outbox'),
+      topics: [topic],
+      handleBatch: async (batch) => {
+        failing.add(batch[0].partition);
+        throw new Error('endpoint down');
+      },
+      onError: () => undefined,
+    });
+    const observer = admin();
+    await observer.connect();
+    try {
+      for (const { partition, high } of await observer.fetchTopicOffsets(runPrefix + topic)) if (high !== '0') partitionsOfTopic.add(partition);
+    } finally {
+      await observer.disconnect();
+    }
+    await waitFor(() => failing.size === partitionsOfTopic.size, 20_000);
+    expect(failing.size).toBeGreaterThan(1);
+
+    const startedAt = performance.now();
+    await consumer.stop();
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
   });
 
   it('after a consumer process dies mid-batch, the group hands its uncommitted batch to another consumer', async () => {

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import {
   Admin,
+  ConfigResourceTypes,
   Consumer as KafkaConsumer,
   EachBatchPayload,
   IHeaders,
@@ -8,11 +9,12 @@ import {
   KafkaMessage,
   logLevel,
   LogEntry,
+  Message,
   Partitioners,
   Producer,
 } from 'kafkajs';
 import { BusMessage, ConsumedMessage, ConsumeOptions, Consumer, MessageBus } from './message-bus.port';
-import { backoffDelay, Sleeper } from './sleeper';
+import { backoffDelay, Sleeper } from '@lib/shared';
 
 export interface KafkaMessageBusOptions {
   /** `host:port` of one or more brokers. */
@@ -58,10 +60,35 @@ interface PendingPublish {
   reject: (error: unknown) => void;
 }
 
+/** One produce request: messages by topic, and the publishes whose last message it carries. */
+interface ProduceRequest {
+  topicMessages: Map<string, Message[]>;
+  bytes: number;
+  completes: PendingPublish[];
+}
+
 const logger = new Logger('KafkaMessageBus');
 
 /** How long concurrent readiness probes share one metadata request. */
 const PROBE_SHARE_MS = 1_000;
+
+/**
+ * `max.message.bytes` of the topics this bus creates. The API takes bodies up to 1 MiB, and the
+ * event that carries one (about 1.05 MB of JSON) is already over the broker default of 1,048,588
+ * bytes; a refused event would stop the outbox relay for good, so the limit leaves ample room.
+ */
+const TOPIC_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The most one produce request carries. The broker checks `max.message.bytes` against the record
+ * batch of each partition, and a request holds one batch per partition: kept under this budget,
+ * a batch also fits the broker default, so a topic created before the limit above still takes a
+ * page of many events. A single message over the budget goes alone.
+ */
+const REQUEST_BUDGET_BYTES = 900 * 1024;
+
+/** What a record adds to its key, value and headers (lengths, deltas, attributes), generously rounded up. */
+const RECORD_OVERHEAD_BYTES = 64;
 
 /**
  * The message bus on Apache Kafka. A message's partition is chosen by its key (Kafka's murmur2
@@ -222,6 +249,8 @@ export class KafkaMessageBus extends MessageBus {
   /**
    * Creates the topic once per bus. An existing topic is used as it is: adding partitions would
    * move keys to other partitions and break their order, so a different count is only reported.
+   * A smaller `max.message.bytes` is reported too rather than raised: kafkajs has only the old
+   * AlterConfigs request, which resets every setting it does not name (retention among them).
    */
   private ensureTopic(topic: string): Promise<void> {
     let ready = this.topicsReady.get(topic);
@@ -235,7 +264,10 @@ export class KafkaMessageBus extends MessageBus {
               topic: name,
               numPartitions: this.settings.partitions,
               replicationFactor: this.topicSettings.replicationFactor,
-              configEntries: [{ name: 'retention.ms', value: String(this.topicSettings.retentionMs) }],
+              configEntries: [
+                { name: 'retention.ms', value: String(this.topicSettings.retentionMs) },
+                { name: 'max.message.bytes', value: String(TOPIC_MAX_MESSAGE_BYTES) },
+              ],
             },
           ],
         })
@@ -246,11 +278,33 @@ export class KafkaMessageBus extends MessageBus {
           if (partitions !== this.settings.partitions) {
             logger.warn(`topic ${name} exists with ${partitions} partitions, not the configured ${this.settings.partitions}; it is used as it is`);
           }
+          await this.checkMessageLimit(name);
         });
       ready.catch(() => this.topicsReady.delete(topic));
       this.topicsReady.set(topic, ready);
     }
     return ready;
+  }
+
+  /** Warns when an existing topic refuses messages this bus would publish to a topic it created. */
+  private async checkMessageLimit(name: string): Promise<void> {
+    let limit: number;
+    try {
+      const { resources } = await this.admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: ConfigResourceTypes.TOPIC, name, configNames: ['max.message.bytes'] }],
+      });
+      limit = Number(resources[0]?.configEntries.find((entry) => entry.configName === 'max.message.bytes')?.configValue);
+    } catch (error) {
+      logger.warn(`could not read max.message.bytes of topic ${name} (${error instanceof Error ? error.message : String(error)}); a message over its limit will be refused`);
+      return;
+    }
+    if (limit < TOPIC_MAX_MESSAGE_BYTES) {
+      logger.warn(
+        `topic ${name} exists with max.message.bytes=${limit}, less than the ${TOPIC_MAX_MESSAGE_BYTES} this bus creates topics with: ` +
+          `a publish holding a larger message fails every time it is tried; raise the topic's max.message.bytes to ${TOPIC_MAX_MESSAGE_BYTES}`,
+      );
+    }
   }
 
   /**
@@ -264,25 +318,65 @@ export class KafkaMessageBus extends MessageBus {
       while (this.queue.length > 0) {
         const pending = this.queue;
         this.queue = [];
-        const byTopic = new Map<string, BusMessage[]>();
-        for (const { topic, messages } of pending) byTopic.set(topic, [...(byTopic.get(topic) ?? []), ...messages]);
-        try {
-          await this.producer.sendBatch({
-            acks: -1,
-            topicMessages: [...byTopic].map(([topic, messages]) => ({
-              topic: this.settings.prefix + topic,
-              messages: messages.map(({ key, value, headers }) => ({ key, value, headers })),
-            })),
-          });
-          for (const { resolve } of pending) resolve();
-        } catch (error) {
-          for (const { reject } of pending) reject(error);
-        }
+        await this.send(pending);
       }
     } finally {
       this.sending = false;
     }
   }
+
+  /**
+   * Sends the publishes in requests of at most REQUEST_BUDGET_BYTES, one after the other in
+   * publish order, so each key keeps its order across requests. A publish resolves once the
+   * request with its last message has been acknowledged. After a failed request the rest are not
+   * sent (they would overtake the refused messages) and every publish not yet resolved fails; its
+   * caller publishes it again, so a message may be stored twice, its first copy still in order.
+   */
+  private async send(pending: PendingPublish[]): Promise<void> {
+    const requests = toRequests(pending);
+    for (const [index, request] of requests.entries()) {
+      try {
+        await this.producer.sendBatch({
+          acks: -1,
+          topicMessages: [...request.topicMessages].map(([topic, messages]) => ({ topic: this.settings.prefix + topic, messages })),
+        });
+      } catch (error) {
+        for (const { reject } of requests.slice(index).flatMap((unsent) => unsent.completes)) reject(error);
+        return;
+      }
+      for (const { resolve } of request.completes) resolve();
+    }
+  }
+}
+
+/**
+ * Packs the publishes' messages, in order, into requests under REQUEST_BUDGET_BYTES; a message
+ * over the budget on its own fills one request.
+ */
+function toRequests(pending: PendingPublish[]): ProduceRequest[] {
+  const requests: ProduceRequest[] = [];
+  let current: ProduceRequest | null = null;
+  for (const publish of pending) {
+    for (const { key, value, headers } of publish.messages) {
+      const bytes = sizeOf(key, value, headers);
+      if (current === null || (current.bytes > 0 && current.bytes + bytes > REQUEST_BUDGET_BYTES)) {
+        current = { topicMessages: new Map(), bytes: 0, completes: [] };
+        requests.push(current);
+      }
+      const messages = current.topicMessages.get(publish.topic) ?? [];
+      messages.push({ key, value, headers });
+      current.topicMessages.set(publish.topic, messages);
+      current.bytes += bytes;
+    }
+    current!.completes.push(publish);
+  }
+  return requests;
+}
+
+function sizeOf(key: string, value: string, headers: Record<string, string> | undefined): number {
+  let bytes = RECORD_OVERHEAD_BYTES + Buffer.byteLength(key) + Buffer.byteLength(value);
+  for (const [name, header] of Object.entries(headers ?? {})) bytes += Buffer.byteLength(name) + Buffer.byteLength(header);
+  return bytes;
 }
 
 /**

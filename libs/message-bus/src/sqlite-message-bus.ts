@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { closeSqliteDatabase, limitClause, openSqliteDatabase, PreparedStatements } from '@lib/shared';
 import { BusMessage, ConsumedMessage, ConsumeOptions, Consumer, MessageBus } from './message-bus.port';
-import { backoffDelay, Sleeper } from './sleeper';
+import { backoffDelay, Sleeper } from '@lib/shared';
 
 export interface SqliteMessageBusOptions {
   /** Database file (its directory is created if missing), or `':memory:'` for tests. */

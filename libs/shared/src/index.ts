@@ -9,3 +9,4 @@ export * from './lru-map';
 export * from './sqlite';
 export * from './canonical-json';
 export * from './files';
+export * from './sleeper';

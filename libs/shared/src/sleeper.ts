@@ -1,21 +1,25 @@
-/** A sleep that can be cut short: by a new publish, or by stop(). */
+/**
+ * A sleep that can be cut short: by new work (an append, a publish), or by stop(). Several sleeps
+ * may be in progress at once (a Kafka consumer backs off on each of its partitions side by side);
+ * one interrupt wakes them all, so stop() never waits out the backoff of one that failed earlier.
+ */
 export class Sleeper {
-  private wakeUp: (() => void) | null = null;
+  private readonly wakeUps = new Set<() => void>();
 
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const wakeUp = (): void => {
         clearTimeout(timer);
-        if (this.wakeUp === wakeUp) this.wakeUp = null;
+        this.wakeUps.delete(wakeUp);
         resolve();
       };
       const timer = setTimeout(wakeUp, ms);
-      this.wakeUp = wakeUp;
+      this.wakeUps.add(wakeUp);
     });
   }
 
   interrupt(): void {
-    this.wakeUp?.();
+    for (const wakeUp of [...this.wakeUps]) wakeUp();
   }
 }
 
