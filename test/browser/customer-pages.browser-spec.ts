@@ -151,6 +151,8 @@ describe('the customer pages in a browser', () => {
     await page.keyboard.press('Tab');
     await page.keyboard.press('Space');
     await expect(page.getByLabel('I accept this quote with its prices and terms.').isChecked()).resolves.toBe(true);
+    await expect(page.locator('#confirm-error').textContent()).resolves.toBe('');
+    await expect(page.getByLabel('I accept this quote with its prices and terms.').getAttribute('aria-invalid')).resolves.toBeNull();
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
     await page.getByText(/^You accepted this quote on .+\. Glass & Frame Ltd will contact you/).waitFor();
@@ -217,7 +219,7 @@ describe('the customer pages in a browser', () => {
     await page.goto(`${baseUrl}/c/raamwerk`);
     await page.getByRole('heading', { name: 'Stel uw raam samen' }).waitFor();
     const width = page.getByLabel('Breedte (in)').first();
-    await expect(width.inputValue()).resolves.toBe('47.2'); // 1200 mm
+    await expect(width.inputValue()).resolves.toBe('47,2'); // 1200 mm, written as the hints write it
     await page.getByRole('status').filter({ hasText: 'Berekende prijs.' }).waitFor();
     const saved = page.waitForRequest((request) => request.method() === 'PUT' && request.url().endsWith('/configuration'));
     await width.fill('50');
@@ -265,10 +267,16 @@ describe('the customer pages in a browser', () => {
     // The organization replaces the breakdown and sends version 2 while the page still shows version 1.
     expect((await apiCall('PUT', `/quotes/${quoteId}/line-items`, { lineItems: [{ description: 'Lift-and-slide door', quantity: 1, unitPrice: 9999 }], revise: true })).body.total).toBe(12098.79);
     expect((await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] })).status).toBe(200);
+    await page.getByLabel('Your name (optional)').fill('Ada Lovelace');
+    await page.getByLabel('Reason (optional)').fill('Maybe later');
     await page.getByLabel('I accept this quote with its prices and terms.').check();
     await page.getByRole('button', { name: 'Accept quote' }).click();
     await page.getByText('Glass & Frame Ltd has sent a new version of this quote meanwhile; nothing was answered. Please check version 2 below before you answer.').waitFor();
     await page.getByText(/^Version 2 · /).waitFor();
+    // What was typed is still there; the confirmation was for version 1, so it is asked again.
+    await expect(page.getByLabel('Your name (optional)').inputValue()).resolves.toBe('Ada Lovelace');
+    await expect(page.getByLabel('Reason (optional)').inputValue()).resolves.toBe('Maybe later');
+    await expect(page.getByLabel('I accept this quote with its prices and terms.').isChecked()).resolves.toBe(false);
     await expect(page.locator('tr.grand td.n').textContent()).resolves.toBe(euro('en', 12098.79));
     expect((await apiCall('GET', `/quotes/${quoteId}`)).body).toMatchObject({ version: 2, status: 'viewed' });
     // The refusal the page handled is the only failed request.
@@ -311,5 +319,216 @@ describe('the customer pages in a browser', () => {
     await page.getByLabel('Product').selectOption({ label: 'Tilt-turn window' });
     expect(JSON.parse((await started).postData() ?? '{}')).toMatchObject({ templateId: org.templateId, locale: 'en' });
     await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+  });
+
+  it('confirms a submit whose answer was lost: the retry under the same Idempotency-Key gets the first answer, and a 409 for the submitted session shows its confirmation', async () => {
+    /** Lets the first submit reach the service and drops its answer, as a dropped connection does. */
+    const loseFirstAnswer = async () => {
+      const sent: { key: string | undefined; submissionId?: string }[] = [];
+      await page.route('**/storefront/v1/sessions/*/submit', async (route) => {
+        sent.push({ key: route.request().headers()['idempotency-key'] });
+        if (sent.length > 1) return route.continue();
+        sent[0].submissionId = (await (await route.fetch()).json()).submissionId;
+        await route.abort('connectionreset');
+      });
+      return sent;
+    };
+    const submitted = async () => (await apiCall('GET', '/submissions?limit=100')).body.data.length;
+    const before = await submitted();
+
+    await page.goto(`${baseUrl}/c/${org.slug}`);
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await page.getByLabel('Name').fill('Ada Lovelace');
+    await page.getByLabel('E-mail').fill('ada@example.com');
+    let sent = await loseFirstAnswer();
+    await page.getByRole('button', { name: 'Request a quote' }).click();
+    await page.getByText('That did not work. Please try again.').waitFor();
+    await page.getByRole('button', { name: 'Request a quote' }).click();
+    await page.getByRole('heading', { name: 'Thank you, we have received your request.' }).waitFor();
+    await expect(page.getByText(`Your reference: ${sent[0].submissionId}`).count()).resolves.toBe(1);
+    expect(sent).toHaveLength(2);
+    expect(sent[0].key).toMatch(/^[0-9a-f]{32}$/);
+    expect(sent[1].key).toBe(sent[0].key);
+
+    // Details changed before the retry are another request (another key): the service refuses it
+    // for the session submitted already, and the page shows that submission.
+    await page.goto(`${baseUrl}/c/${org.slug}`);
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await page.getByLabel('Name').fill('Ada Lovelace');
+    await page.getByLabel('E-mail').fill('ada@example.com');
+    sent = await loseFirstAnswer();
+    await page.getByRole('button', { name: 'Request a quote' }).click();
+    await page.getByText('That did not work. Please try again.').waitFor();
+    await page.getByLabel('Phone (optional)').fill('+44 20 7946 0000');
+    await page.getByRole('button', { name: 'Request a quote' }).click();
+    await page.getByRole('heading', { name: 'Thank you, we have received your request.' }).waitFor();
+    await expect(page.getByText(`Your reference: ${sent[0].submissionId}`).count()).resolves.toBe(1);
+    expect(sent[1].key).not.toBe(sent[0].key);
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^409 POST .+\/submit$/)]);
+    expect(await submitted()).toBe(before + 2);
+  });
+
+  it('marks the price as outdated while a change is not saved, and saves it again until it gets through, by itself or on "Retry now"', async () => {
+    await page.goto(`${baseUrl}/c/${org.slug}`);
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    const subtotal = page.locator('aside.price tfoot td');
+    const price = await subtotal.textContent();
+    const width = page.getByLabel('Width (mm)').first();
+    const outdated = page.locator('aside.price table.outdated');
+
+    // Offline: the old price stays readable, dimmed and said to be out of date.
+    await page.route('**/storefront/v1/sessions/*/configuration', (route) => route.abort('internetdisconnected'));
+    await width.fill('1450');
+    await page.getByRole('status').filter({ hasText: 'Your last change could not be saved yet, so there is no up-to-date price. Trying again…' }).waitFor();
+    await outdated.waitFor();
+    await page.getByText('This price is not up to date: it is for your choices before the last change.').waitFor();
+    await expect(subtotal.textContent()).resolves.toBe(price);
+    await screenshot(page, 'configurator-offline');
+    // Back online: the next retry (a second after the first failure) saves the change.
+    const saved = page.waitForRequest((request) => request.method() === 'PUT' && request.url().endsWith('/configuration'));
+    await page.unroute('**/storefront/v1/sessions/*/configuration');
+    expect(JSON.parse((await saved).postData() ?? '{}')).toMatchObject({ width: 1450, components: [{ width: 1450 }] });
+    await outdated.waitFor({ state: 'detached' });
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await expect(page.getByText('This price is not up to date').isVisible()).resolves.toBe(false);
+    await expect(subtotal.textContent()).resolves.not.toBe(price);
+    await expect(page.getByRole('button', { name: 'Retry now' }).isVisible()).resolves.toBe(false);
+
+    // The service failing: retries back off (1 s, 2 s, then 5 s); "Retry now" does not wait for them.
+    let failed = 0;
+    await page.route('**/storefront/v1/sessions/*/configuration', (route) => {
+      failed++;
+      return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'unavailable', message: 'down' } }) });
+    });
+    await width.fill('1350');
+    for (let i = 0; i < 100 && failed < 3; i++) await page.waitForTimeout(100);
+    expect(failed).toBe(3);
+    await outdated.waitFor();
+    await page.unroute('**/storefront/v1/sessions/*/configuration');
+    await page.getByRole('button', { name: 'Retry now' }).click();
+    await outdated.waitFor({ state: 'detached', timeout: 2500 });
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    expect(pageErrors.splice(0)).toEqual(Array(3).fill(expect.stringMatching(/^503 PUT .+\/configuration$/)));
+  });
+
+  it('keeps parts filling the window when a size is emptied and typed again, reads "1.500" in German as 1500 mm, and asks for a whole number of units', async () => {
+    await page.goto(`${baseUrl}/c/${org.slug}?lang=de`);
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    const width = page.getByLabel('Breite (mm)').first();
+    const height = page.getByLabel('Höhe (mm)').first();
+    await expect(page.getByText('400 mm bis 3.000 mm').count()).resolves.toBeGreaterThan(0);
+
+    await width.fill('');
+    await height.fill('');
+    const saved = page.waitForRequest((request) => request.method() === 'PUT' && request.url().endsWith('/configuration') && JSON.parse(request.postData() ?? '{}').height === 1300);
+    await width.fill('1.500');
+    await height.fill('1300');
+    expect(JSON.parse((await saved).postData() ?? '{}')).toMatchObject({ width: 1500, height: 1300, components: [{ width: 1500, height: 1300 }] });
+    await expect(page.getByLabel('Breite (mm)').nth(1).inputValue()).resolves.toBe('1500');
+    await expect(page.getByLabel('Höhe (mm)').nth(1).inputValue()).resolves.toBe('1300');
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+
+    // Shared evenly, the parts keep sharing the window as it changes.
+    await page.getByRole('button', { name: 'Teil hinzufügen' }).click();
+    await page.getByRole('button', { name: 'Breite gleichmäßig aufteilen' }).click();
+    await width.fill('');
+    await width.fill('1601');
+    await expect(page.getByLabel('Breite (mm)').nth(1).inputValue()).resolves.toBe('800');
+    await expect(page.getByLabel('Breite (mm)').nth(2).inputValue()).resolves.toBe('801');
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+
+    await page.getByLabel('Anzahl').fill('2.5');
+    await page.locator('#f-unitAmount-error').filter({ hasText: 'Bitte eine ganze Zahl eingeben.' }).waitFor();
+  });
+
+  it('takes back the inches it shows: a width shared evenly and typed again as shown still fits', async () => {
+    const imperial = await admin('POST', '', { name: 'Kozijn BV', slug: 'kozijn', locale: 'nl', unitSystem: 'imperial', currency: 'EUR' });
+    expect((await admin('POST', `/${imperial.body.id}/templates`, DEMO_TEMPLATE)).status).toBe(201);
+    await page.goto(`${baseUrl}/c/kozijn`);
+    await page.getByRole('status').filter({ hasText: 'Berekende prijs.' }).waitFor();
+    await page.getByLabel('Breedte (in)').first().fill('40,2'); // 1021 mm
+    await page.getByRole('button', { name: 'Deel toevoegen' }).click();
+    await page.getByRole('button', { name: 'Breedte gelijk verdelen' }).click();
+    const [first, second] = [page.getByLabel('Breedte (in)').nth(1), page.getByLabel('Breedte (in)').nth(2)];
+    await expect(Promise.all([first.inputValue(), second.inputValue()])).resolves.toEqual(['20,1', '20,1']);
+    await page.getByRole('status').filter({ hasText: 'Berekende prijs.' }).waitFor();
+
+    const saved = page.waitForRequest((request) => request.method() === 'PUT' && request.url().endsWith('/configuration'));
+    await first.fill('20,1');
+    await second.fill('20.1');
+    expect(JSON.parse((await saved).postData() ?? '{}')).toMatchObject({ width: 1021, components: [{ width: 510 }, { width: 511 }] });
+    await page.getByRole('status').filter({ hasText: 'Berekende prijs.' }).waitFor();
+    await expect(page.getByText('Samen zijn de onderdelen').count()).resolves.toBe(0);
+  });
+
+  it('keeps what the customer typed on the quote page when an answer fails, and says so even when the quote cannot be reloaded', async () => {
+    const fixtures = new QuoteFixtures(app);
+    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' });
+    const quoteId = (await apiCall('POST', `/submissions/${submissionId}/quotes`, {})).body.quoteId;
+    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
+    const [mail] = await fixtures.awaitMails(quoteId);
+    await page.goto(mail.quoteUrl);
+    await page.getByLabel('Your name (optional)').fill('Ada Lovelace');
+    await page.getByLabel('Reason (optional)').fill('Too expensive');
+    const decline = page.getByRole('button', { name: 'Decline quote' });
+
+    // The network is down: neither the answer nor a reload gets through.
+    await page.route('**/storefront/v1/quotes/**', (route) => route.abort('internetdisconnected'));
+    await decline.click();
+    await page.getByRole('alert').filter({ hasText: 'That did not work. Please try again.' }).waitFor();
+    await page.unroute('**/storefront/v1/quotes/**');
+    // The service fails the answer.
+    await page.route('**/storefront/v1/quotes/*/reject', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"code":"unavailable","message":"down"}}' }));
+    await decline.click();
+    await page.getByRole('alert').filter({ hasText: 'That did not work. Please try again.' }).waitFor();
+    await expect(page.getByLabel('Reason (optional)').inputValue()).resolves.toBe('Too expensive');
+    await expect(page.getByLabel('Your name (optional)').inputValue()).resolves.toBe('Ada Lovelace');
+    await expect(decline.isEnabled()).resolves.toBe(true);
+    await page.unroute('**/storefront/v1/quotes/*/reject');
+
+    await decline.click();
+    await page.getByText(/^You declined this quote on /).waitFor();
+    const events = await app.get(EventStore).readStream(quoteStream(quoteId));
+    expect(events.find((e) => e.type === 'quote.v1.rejected')?.data).toMatchObject({ reason: 'Too expensive' });
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^503 POST .+\/reject$/)]);
+  });
+
+  it('keeps the configuration and the details across a language switch and an expired session', async () => {
+    await page.goto(`${baseUrl}/c/${org.slug}`);
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await page.getByLabel('Width (mm)').first().fill('1400');
+    await page.getByLabel('Insect screen').check();
+    await page.getByLabel('Outside colour').selectOption({ label: 'Anthracite' });
+    await page.getByLabel('Notes').fill('Ground floor');
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor(); // saved in this session
+    await page.getByLabel('Name').fill('Ada Lovelace');
+    await page.getByLabel('E-mail').fill('ada@example.com');
+
+    const started = page.waitForRequest((request) => request.method() === 'POST' && request.url().endsWith('/sessions'));
+    const saved = page.waitForRequest((request) => request.method() === 'PUT' && request.url().endsWith('/configuration'));
+    await page.getByRole('link', { name: 'Deutsch' }).click();
+    await page.getByRole('heading', { name: 'Fenster konfigurieren' }).waitFor();
+    expect(JSON.parse((await started).postData() ?? '{}')).toMatchObject({ locale: 'de' });
+    expect(JSON.parse((await saved).postData() ?? '{}')).toMatchObject({ width: 1400, options: ['screen'], outsideColorId: 'ral7016', notes: 'Ground floor', components: [{ width: 1400 }] });
+    await expect(page.getByLabel('Breite (mm)').first().inputValue()).resolves.toBe('1400');
+    await expect(page.getByLabel('Insect screen').isChecked()).resolves.toBe(true);
+    await expect(page.getByLabel('Farbe außen').inputValue()).resolves.toBe('ral7016');
+    await expect(page.getByLabel('Anmerkungen').inputValue()).resolves.toBe('Ground floor');
+    await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Ada Lovelace');
+    await expect(page.getByLabel('E-Mail').inputValue()).resolves.toBe('ada@example.com');
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+
+    // The session expires; the page's way back starts a new one with the same choices.
+    await page.route('**/storefront/v1/sessions/*/configuration', (route) =>
+      route.fulfill({ status: 410, contentType: 'application/json', body: '{"error":{"code":"session_expired","message":"expired"}}' }),
+    );
+    await page.getByLabel('Breite (mm)').first().fill('1500');
+    await page.getByText('Diese Konfiguration ist abgelaufen.').waitFor();
+    await page.unroute('**/storefront/v1/sessions/*/configuration');
+    await page.getByRole('link', { name: 'Mit Ihrer Auswahl fortfahren' }).click();
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await expect(page.getByLabel('Breite (mm)').first().inputValue()).resolves.toBe('1500');
+    await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Ada Lovelace');
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^410 PUT .+\/configuration$/)]);
   });
 });

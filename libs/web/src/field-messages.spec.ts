@@ -34,6 +34,12 @@ describe('validation messages of the API in the page language', () => {
     expect(localizeFieldMessage(tall.message, VALIDATION.en, millimetres)).toBe('Can be at most as tall as the window (1,400 mm).');
   });
 
+  it('asks for a whole number where only one is taken, and for a number where a decimal is fine', () => {
+    expect(localizeFieldMessage('must be a whole number', VALIDATION.en, millimetres)).toBe('Enter a whole number.');
+    expect(localizeFieldMessage('must be a whole number', VALIDATION.de, millimetres)).toBe('Bitte eine ganze Zahl eingeben.');
+    expect(localizeFieldMessage('must be a number', VALIDATION.nl, inches)).toBe('Vul een getal in.');
+  });
+
   it('shows a message no rule knows as the API wrote it', () => {
     expect(localizeFieldMessage('something new', VALIDATION.de, millimetres)).toBe('something new');
   });

@@ -1,5 +1,5 @@
 import { CONFIGURATOR } from './configurator.messages';
-import { api, el, field, fill, languageSwitch, moneyFormat, pageContext, showErrors } from './dom';
+import { api, el, field, fill, idempotencyKey, languageSwitch, moneyFormat, pageContext, showErrors } from './dom';
 import { fieldErrorsOf, localizeFieldMessage, placeFor, type FieldError } from './field-messages';
 import { formatSize, parseSizeInput, sizeInputValue, unitLabel, type UnitSystem } from './units';
 import { VALIDATION } from './validation.messages';
@@ -41,7 +41,29 @@ interface Part {
   width: number | null;
   height: number | null;
   options: Set<string>;
+  /** takes its share of the window width the other parts leave: it filled the window, or the width was shared evenly */
+  fillsWidth: boolean;
+  /** as tall as the window */
+  followsHeight: boolean;
 }
+
+/** What the customer chose and typed, kept in sessionStorage so that a reload does not lose it. */
+interface Draft {
+  width: number | null;
+  height: number | null;
+  unitAmount: number | null;
+  parts: { componentId: string; width: number | null; height: number | null; options: string[]; fillsWidth: boolean; followsHeight: boolean }[];
+  options: string[];
+  inside: string | null;
+  outside: string | null;
+  section: string | null;
+  notes: string;
+  customer: Record<string, string>;
+}
+
+const CUSTOMER_FIELDS = ['name', 'email', 'phone', 'companyName', 'address', 'postalCode', 'city', 'country'] as const;
+/** How long a failed save waits before it is tried again: then every 10 s for as long as the page is open. */
+const RETRY_DELAYS_MS = [1000, 2000, 5000, 10_000];
 
 const context = pageContext();
 const t = CONFIGURATOR[context.locale];
@@ -49,6 +71,61 @@ const v = VALIDATION[context.locale];
 const orgSlug = context.data.org ?? '';
 const app = document.getElementById('app')!;
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+
+/**
+ * The customer's choices per organization and template in sessionStorage: a language link or a
+ * reload after an expired session starts a new session, which gets them back. The storage of one
+ * tab, so it ends with the tab; a browser that refuses storage just does without.
+ */
+const drafts = {
+  key: (templateId: string) => `configurator:${orgSlug}:${templateId}`,
+  read(templateId: string): Partial<Draft> | null {
+    try {
+      return JSON.parse(sessionStorage.getItem(this.key(templateId)) ?? 'null') as Partial<Draft> | null;
+    } catch {
+      return null;
+    }
+  },
+  write(templateId: string, draft: Draft): void {
+    try {
+      sessionStorage.setItem(this.key(templateId), JSON.stringify(draft));
+    } catch {
+      // storage full or refused: the page works as before, without the copy
+    }
+  },
+  forget(templateId: string): void {
+    try {
+      sessionStorage.removeItem(this.key(templateId));
+    } catch {
+      // as above
+    }
+  },
+};
+/** The product last configured on this tab, for a language link to an address without one. */
+const lastTemplate = {
+  key: `configurator:${orgSlug}`,
+  read(): string | null {
+    try {
+      return sessionStorage.getItem(this.key);
+    } catch {
+      return null;
+    }
+  },
+  write(templateId: string): void {
+    try {
+      sessionStorage.setItem(this.key, templateId);
+    } catch {
+      // as for drafts
+    }
+  },
+};
+
+/** `details.submissionId` of a 409: the session was submitted already, by an attempt whose answer never arrived. */
+function submittedAs(body: unknown): string | null {
+  const id = (body as { error?: { details?: { submissionId?: unknown } } } | null)?.error?.details?.submissionId;
+  return typeof id === 'string' && id !== '' ? id : null;
+}
 
 let storefront: Storefront;
 let unitSystem: UnitSystem = 'metric';
@@ -69,6 +146,7 @@ class Configurator {
   private outside: string | null = null;
   private section: string | null = null;
   private notes = '';
+  private customer: Record<string, string> = {};
 
   private readonly errors = new Map<string, HTMLElement>();
   private readonly general = el('p', { class: 'error general', role: 'alert' });
@@ -76,6 +154,9 @@ class Configurator {
   private readonly priceBody = el('tbody');
   private readonly subtotal = el('td', { class: 'n' });
   private readonly priceStatus = el('p', { class: 'price-status', role: 'status', 'aria-live': 'polite' });
+  private readonly retryButton = el('button', { type: 'button', class: 'retry', hidden: true, onclick: () => this.retryNow() }, t.retry);
+  private readonly outdatedNote = el('p', { class: 'price-outdated', hidden: true }, t.outdated);
+  private readonly priceTable = el('table', {});
   private readonly submitButton = el('button', { type: 'submit', class: 'primary' }, t.submit) as HTMLButtonElement;
 
   /** the configHash of the last accepted save: stream updates for older configurations are stale */
@@ -84,7 +165,20 @@ class Configurator {
   private readonly awaited = new Set<string>();
   private saveTimer: number | undefined;
   private saveSeq = 0;
+  /** the last save succeeded and nothing changed since */
   private valid = false;
+  /** saves that failed in a row (network, 409, 429, 5xx); each is retried, later and later */
+  private failures = 0;
+  private stopped = false;
+  /**
+   * The `Idempotency-Key` of the submit: the same for every attempt with the same configuration
+   * and customer, so that a retry after an answer that got lost is answered with the first
+   * submission instead of making another.
+   */
+  private submitKey: { basis: string; key: string } | null = null;
+  private readonly online = () => {
+    if (this.failures) this.retryNow();
+  };
 
   constructor(private readonly catalog: TemplateCatalog, private readonly host: HTMLElement) {
     const c = catalog.template.constraints;
@@ -93,6 +187,43 @@ class Configurator {
     const first = catalog.components[0];
     if (first) this.parts.push(this.newPart(first.id, this.width));
     this.options = this.defaultOptions('product');
+    this.restore(drafts.read(catalog.template.id));
+  }
+
+  /** Takes back a draft of this template; what the catalog no longer has is left out (the API reports the rest). */
+  private restore(draft: Partial<Draft> | null): void {
+    if (!draft || typeof draft !== 'object') return;
+    const whole = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) ? value : null);
+    const known = (ids: unknown) => new Set((Array.isArray(ids) ? ids : []).filter((id) => this.catalog.options.some((o) => o.id === id)) as string[]);
+    const material = (id: unknown) => (this.catalog.materials.some((m) => m.id === id) ? (id as string) : null);
+    this.width = whole(draft.width);
+    this.height = whole(draft.height);
+    this.unitAmount = whole(draft.unitAmount);
+    const parts = (Array.isArray(draft.parts) ? draft.parts : [])
+      .filter((p) => this.catalog.components.some((c) => c.id === p?.componentId))
+      .map((p) => ({ componentId: p.componentId, width: whole(p.width), height: whole(p.height), options: known(p.options), fillsWidth: p.fillsWidth === true, followsHeight: p.followsHeight === true }));
+    if (parts.length) this.parts = parts;
+    this.options = known(draft.options);
+    this.inside = material(draft.inside);
+    this.outside = material(draft.outside);
+    this.section = this.catalog.sections.includes(draft.section as string) ? (draft.section as string) : null;
+    this.notes = typeof draft.notes === 'string' ? draft.notes : '';
+    for (const key of CUSTOMER_FIELDS) if (typeof draft.customer?.[key] === 'string') this.customer[key] = draft.customer[key];
+  }
+
+  private keepDraft(): void {
+    drafts.write(this.catalog.template.id, {
+      width: this.width,
+      height: this.height,
+      unitAmount: this.unitAmount,
+      parts: this.parts.map((p) => ({ ...p, options: [...p.options] })),
+      options: [...this.options],
+      inside: this.inside,
+      outside: this.outside,
+      section: this.section,
+      notes: this.notes,
+      customer: this.customer,
+    });
   }
 
   async start(): Promise<void> {
@@ -109,24 +240,24 @@ class Configurator {
     this.token = started.body.customerToken;
     this.render();
     this.follow();
+    window.addEventListener('online', this.online);
     this.scheduleSave(0);
   }
 
   stop(): void {
+    this.stopped = true;
     this.stream?.close();
     window.clearTimeout(this.saveTimer);
+    window.removeEventListener('online', this.online);
     this.saveSeq++; // a save still in flight is answered into nothing
   }
 
   private newPart(componentId: string, room: number | null): Part {
     const component = this.catalog.components.find((c) => c.id === componentId)!;
     const k = component.constraints;
-    return {
-      componentId,
-      width: clamp(room ?? k.minWidth, k.minWidth, k.maxWidth),
-      height: clamp(this.height ?? k.maxHeight, k.minHeight, k.maxHeight),
-      options: this.defaultOptions('component'),
-    };
+    const width = clamp(room ?? k.minWidth, k.minWidth, k.maxWidth);
+    const height = clamp(this.height ?? k.maxHeight, k.minHeight, k.maxHeight);
+    return { componentId, width, height, options: this.defaultOptions('component'), fillsWidth: width === this.width, followsHeight: height === this.height };
   }
 
   /** The first option of every required group, so that a fresh configuration is valid and priced at once. */
@@ -156,12 +287,12 @@ class Configurator {
         el(
           'div',
           { class: 'row' },
-          this.sizeField(fill(t.width, { unit }), 'width', this.width, c.minWidth, c.maxWidth, (mm) => this.changeWidth(mm)),
-          this.sizeField(fill(t.height, { unit }), 'height', this.height, c.minHeight, c.maxHeight, (mm) => this.changeHeight(mm)),
+          this.sizeField(fill(t.width, { unit }), 'width', () => this.width, c.minWidth, c.maxWidth, (mm) => this.changeWidth(mm)),
+          this.sizeField(fill(t.height, { unit }), 'height', () => this.height, c.minHeight, c.maxHeight, (mm) => this.changeHeight(mm)),
           field(
             t.quantity,
             el('input', {
-              type: 'number', min: 1, max: 999, step: 1, inputmode: 'numeric', value: 1,
+              type: 'number', min: 1, max: 999, step: 1, inputmode: 'numeric', value: this.unitAmount ?? '',
               oninput: (e: Event) => {
                 const text = (e.target as HTMLInputElement).value;
                 this.unitAmount = /^\d+$/.test(text) ? Number(text) : null;
@@ -184,43 +315,51 @@ class Configurator {
       { class: 'price', 'aria-labelledby': 'price-title' },
       el('h2', { id: 'price-title' }, t.price),
       this.priceStatus,
-      el(
-        'table',
-        {},
-        el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t.item), el('th', { scope: 'col', class: 'n' }, t.amount))),
-        this.priceBody,
-        el('tfoot', {}, el('tr', {}, el('th', { scope: 'row' }, t.subtotal), this.subtotal)),
-      ),
+      this.retryButton,
+      this.outdatedNote,
+      this.priceTable,
+    );
+    this.priceTable.replaceChildren(
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t.item), el('th', { scope: 'col', class: 'n' }, t.amount))),
+      this.priceBody,
+      el('tfoot', {}, el('tr', {}, el('th', { scope: 'row' }, t.subtotal), this.subtotal)),
     );
     this.host.replaceChildren(configForm, price, this.customerForm());
   }
 
-  private sizeField(label: string, path: string, mm: number | null, min: number, max: number, change: (mm: number | null) => void): HTMLElement {
+  /** A size input; `current` is its value in mm, which a re-typed shown value keeps (units.ts). */
+  private sizeField(label: string, path: string, current: () => number | null, min: number, max: number, change: (mm: number | null) => void): HTMLElement {
+    const mm = current();
     const input = el('input', {
       type: 'text', inputmode: 'decimal', autocomplete: 'off', required: true,
-      value: mm === null ? '' : sizeInputValue(mm, unitSystem),
+      value: mm === null ? '' : sizeInputValue(mm, unitSystem, context.locale),
       oninput: (e: Event) => {
-        change(parseSizeInput((e.target as HTMLInputElement).value, unitSystem, { min, max }));
+        change(parseSizeInput((e.target as HTMLInputElement).value, unitSystem, { limits: { min, max }, locale: context.locale, current: current() }));
         this.scheduleSave();
       },
     });
     return field(label, input, { path, errors: this.errors, hint: fill(t.sizeHint, { min: size(min), max: size(max) }) });
   }
 
-  /** Parts that filled the product keep filling it when the product size changes. */
+  /**
+   * Parts that fill the window share the width the other parts leave when the window width
+   * changes, also after the field was emptied on the way to the new width.
+   */
   private changeWidth(mm: number | null): void {
-    if (mm !== null && this.width !== null && this.parts.length === 1 && this.parts[0].width === this.width) {
-      this.parts[0].width = mm;
-      this.renderLayout();
-    }
     this.width = mm;
+    const filling = this.parts.filter((p) => p.fillsWidth);
+    const others = this.parts.filter((p) => !p.fillsWidth).map((p) => p.width);
+    if (mm === null || !filling.length || others.includes(null)) return;
+    const room = mm - sum(others as number[]);
+    const share = Math.floor(room / filling.length);
+    filling.forEach((p, i) => (p.width = i === filling.length - 1 ? room - share * i : share));
+    this.renderLayout();
   }
 
   private changeHeight(mm: number | null): void {
-    const previous = this.height;
     this.height = mm;
-    if (mm === null || previous === null) return;
-    const following = this.parts.filter((p) => p.height === previous);
+    if (mm === null) return;
+    const following = this.parts.filter((p) => p.followsHeight);
     following.forEach((p) => (p.height = mm));
     if (following.length) this.renderLayout();
   }
@@ -237,7 +376,8 @@ class Configurator {
         'select',
         {
           onchange: (e: Event) => {
-            this.parts[i] = { ...this.newPart((e.target as HTMLSelectElement).value, part.width), options: part.options };
+            const changed = this.newPart((e.target as HTMLSelectElement).value, part.width);
+            this.parts[i] = { ...changed, options: part.options, fillsWidth: part.fillsWidth && changed.width === part.width };
             this.renderLayout();
             this.scheduleSave();
           },
@@ -254,8 +394,14 @@ class Configurator {
         el(
           'div',
           { class: 'row' },
-          this.sizeField(fill(t.width, { unit }), `${path}.width`, part.width, k.minWidth, k.maxWidth, (mm) => (part.width = mm)),
-          this.sizeField(fill(t.height, { unit }), `${path}.height`, part.height, k.minHeight, k.maxHeight, (mm) => (part.height = mm)),
+          this.sizeField(fill(t.width, { unit }), `${path}.width`, () => part.width, k.minWidth, k.maxWidth, (mm) => {
+            part.width = mm;
+            part.fillsWidth = mm !== null && mm === this.width;
+          }),
+          this.sizeField(fill(t.height, { unit }), `${path}.height`, () => part.height, k.minHeight, k.maxHeight, (mm) => {
+            part.height = mm;
+            part.followsHeight = mm !== null && mm === this.height;
+          }),
         ),
         this.optionGroups('component', part.options, `${path}.options`, `p${n}`),
         partErrors,
@@ -299,7 +445,10 @@ class Configurator {
             onclick: () => {
               if (this.width === null) return;
               const share = Math.floor(this.width / this.parts.length);
-              this.parts.forEach((p, i) => (p.width = i === this.parts.length - 1 ? this.width! - share * i : share));
+              this.parts.forEach((p, i) => {
+                p.width = i === this.parts.length - 1 ? this.width! - share * i : share;
+                p.fillsWidth = true;
+              });
               this.renderLayout();
               this.scheduleSave();
             },
@@ -361,12 +510,12 @@ class Configurator {
 
   private colours(): HTMLElement | null {
     if (!this.catalog.materials.length) return null;
-    const select = (side: 'inside' | 'outside', path: string, set: (id: string | null) => void) =>
+    const select = (side: 'inside' | 'outside', chosen: string | null, set: (id: string | null) => void) =>
       el(
         'select',
         { onchange: (e: Event) => { set((e.target as HTMLSelectElement).value || null); this.scheduleSave(); } },
         el('option', { value: '' }, t.noColour),
-        ...this.catalog.materials.filter((m) => m.side === side || m.side === 'both').map((m) => el('option', { value: m.id }, m.name)),
+        ...this.catalog.materials.filter((m) => m.side === side || m.side === 'both').map((m) => el('option', { value: m.id, selected: m.id === chosen }, m.name)),
       );
     return el(
       'fieldset',
@@ -375,8 +524,8 @@ class Configurator {
       el(
         'div',
         { class: 'row' },
-        field(t.inside, select('inside', 'insideColorId', (id) => (this.inside = id)), { path: 'insideColorId', errors: this.errors }),
-        field(t.outside, select('outside', 'outsideColorId', (id) => (this.outside = id)), { path: 'outsideColorId', errors: this.errors }),
+        field(t.inside, select('inside', this.inside, (id) => (this.inside = id)), { path: 'insideColorId', errors: this.errors }),
+        field(t.outside, select('outside', this.outside, (id) => (this.outside = id)), { path: 'outsideColorId', errors: this.errors }),
       ),
     );
   }
@@ -389,14 +538,14 @@ class Configurator {
             'select',
             { onchange: (e: Event) => { this.section = (e.target as HTMLSelectElement).value || null; this.scheduleSave(); } },
             el('option', { value: '' }, t.noSection),
-            ...this.catalog.sections.map((s) => el('option', { value: s }, s)),
+            ...this.catalog.sections.map((s) => el('option', { value: s, selected: s === this.section }, s)),
           ),
           { path: 'section', errors: this.errors },
         )
       : null;
     const notes = field(
       t.notes,
-      el('textarea', { rows: 3, maxlength: 2000, oninput: (e: Event) => { this.notes = (e.target as HTMLTextAreaElement).value; this.scheduleSave(); } }),
+      el('textarea', { rows: 3, maxlength: 2000, oninput: (e: Event) => { this.notes = (e.target as HTMLTextAreaElement).value; this.scheduleSave(); } }, this.notes),
       { path: 'notes', errors: this.errors },
     );
     return el('fieldset', {}, sections, notes);
@@ -404,10 +553,18 @@ class Configurator {
 
   private customerForm(): HTMLElement {
     const input = (path: string, label: string, attrs: Record<string, string | boolean>) =>
-      field(label, el('input', { name: path, ...attrs }), { path: `customer.${path}`, errors: this.errors });
+      field(label, el('input', { name: path, value: this.customer[path] ?? '', ...attrs }), { path: `customer.${path}`, errors: this.errors });
     const form = el(
       'form',
-      { class: 'customer', novalidate: true, 'aria-labelledby': 'customer-title', onsubmit: (e: Event) => { e.preventDefault(); void this.submit(form as HTMLFormElement); } },
+      {
+        class: 'customer', novalidate: true, 'aria-labelledby': 'customer-title',
+        onsubmit: (e: Event) => { e.preventDefault(); void this.submit(form as HTMLFormElement); },
+        oninput: (e: Event) => {
+          const input = e.target as HTMLInputElement;
+          this.customer[input.name] = input.value;
+          this.keepDraft();
+        },
+      },
       el('h2', { id: 'customer-title' }, t.yourDetails),
       el(
         'div',
@@ -445,11 +602,20 @@ class Configurator {
     };
   }
 
+  /** A change: the price shown is for the previous configuration until the save of this one succeeds. */
   private scheduleSave(delay = 350): void {
     window.clearTimeout(this.saveTimer);
     this.valid = false;
+    this.keepDraft();
+    this.setOutdated(true);
     this.setStatus(t.calculating, 'busy');
     this.saveTimer = window.setTimeout(() => void this.save(), delay);
+  }
+
+  private retryNow(): void {
+    window.clearTimeout(this.saveTimer);
+    this.setStatus(t.calculating, 'busy');
+    void this.save();
   }
 
   private async save(): Promise<void> {
@@ -472,15 +638,24 @@ class Configurator {
     if (seq !== this.saveSeq) return;
     if (res.ok) {
       this.valid = true;
+      this.failures = 0;
       this.expectedHash = res.body.configHash;
       this.showFieldErrors([]);
       this.renderSession(res.body);
     } else if (res.status === 422) {
+      this.failures = 0;
       this.invalid(fieldErrorsOf(res.body));
     } else if (res.status === 410) {
       this.expire();
+    } else if (res.status === 409 && submittedAs(res.body)) {
+      // Submitted by an attempt whose answer was lost; what changed since is not in it, so no summary.
+      this.confirm(submittedAs(res.body)!, false);
     } else {
-      this.setStatus(t.failed, 'error');
+      // Offline, a conflict, the rate limit or a server error: all pass, so the save is tried again.
+      const delay = RETRY_DELAYS_MS[Math.min(this.failures, RETRY_DELAYS_MS.length - 1)];
+      this.failures++;
+      this.setStatus(t.saveFailed, 'error', true);
+      this.saveTimer = window.setTimeout(() => void this.save(), delay);
     }
   }
 
@@ -489,7 +664,15 @@ class Configurator {
     this.showFieldErrors(errors);
     this.priceBody.replaceChildren();
     this.subtotal.textContent = '';
+    this.setOutdated(false);
     this.setStatus(t.invalid, 'error');
+  }
+
+  /** Dims the price shown and says it is not up to date (nothing to say while none is shown). */
+  private setOutdated(outdated: boolean): void {
+    const shown = outdated && this.priceBody.childElementCount > 0;
+    this.priceTable.classList.toggle('outdated', shown);
+    this.outdatedNote.hidden = !shown;
   }
 
   private showFieldErrors(errors: FieldError[]): void {
@@ -527,6 +710,7 @@ class Configurator {
       ),
     );
     this.subtotal.textContent = money.format(pricing.subtotal);
+    this.setOutdated(false);
     const org = storefront.organization.name;
     if (pricing.source === 'external') this.setStatus(fill(t.external, { org }), 'external');
     else if (pricing.awaitingExternal) {
@@ -543,36 +727,54 @@ class Configurator {
     return item.quantity === 1 ? text : `${text} (${item.quantity} × ${money.format(item.unitPrice)})`;
   }
 
-  private setStatus(text: string, kind: 'busy' | 'external' | 'base' | 'fallback' | 'error'): void {
+  /** The state of the price; `retry` offers to try a failed save at once. */
+  private setStatus(text: string, kind: 'busy' | 'external' | 'base' | 'fallback' | 'error', retry = false): void {
     this.priceStatus.textContent = text;
     this.priceStatus.dataset.state = kind;
+    this.retryButton.hidden = !retry;
   }
 
+  /** The choices stay in the draft, so the reload the page offers continues with them in a new session. */
   private expire(): void {
     this.stop();
-    this.host.replaceChildren(el('p', { class: 'error general', role: 'alert' }, t.expired));
+    this.host.replaceChildren(
+      el('p', { class: 'error general', role: 'alert' }, t.expired, ' ', el('a', { href: location.pathname + location.search }, t.continue)),
+    );
   }
 
   private async submit(form: HTMLFormElement): Promise<void> {
-    // Whatever was typed last is saved (and checked) before the submit.
-    window.clearTimeout(this.saveTimer);
-    await this.save();
+    // Whatever was typed last is saved (and checked) before the submit, unless that save is done.
     if (!this.valid) {
-      (this.host.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus();
+      window.clearTimeout(this.saveTimer);
+      await this.save();
+    }
+    if (this.stopped) return; // submitted before after all, or expired
+    if (!this.valid) {
+      const marked = this.host.querySelector('[aria-invalid="true"]') as HTMLElement | null;
+      if (marked) marked.focus();
+      else this.general.textContent = t.failed;
       return;
     }
     const data = new FormData(form);
     const customer: Record<string, string | null> = {};
-    for (const key of ['name', 'email', 'phone', 'companyName', 'address', 'postalCode', 'city', 'country']) {
+    for (const key of CUSTOMER_FIELDS) {
       const value = String(data.get(key) ?? '').trim();
       customer[key] = value === '' ? (key === 'name' || key === 'email' ? '' : null) : value;
     }
+    const basis = JSON.stringify([this.expectedHash, customer]);
+    if (this.submitKey?.basis !== basis) this.submitKey = { basis, key: idempotencyKey() };
     this.submitButton.disabled = true;
     this.submitButton.textContent = t.submitting;
-    const res = await api<{ submissionId: string }>(context, 'POST', `sessions/${this.sessionId}/submit`, { body: { customer }, token: this.token });
+    const res = await api<{ submissionId: string }>(context, 'POST', `sessions/${this.sessionId}/submit`, {
+      body: { customer },
+      token: this.token,
+      headers: { 'Idempotency-Key': this.submitKey.key },
+    });
     this.submitButton.disabled = false;
     this.submitButton.textContent = t.submit;
     if (res.ok) return this.confirm(res.body.submissionId);
+    // An attempt with another key (other details) after one whose answer was lost: that one counts.
+    if (res.status === 409 && submittedAs(res.body)) return this.confirm(submittedAs(res.body)!);
     if (res.status === 422) {
       this.showFieldErrors(fieldErrorsOf(res.body));
       (this.host.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus();
@@ -580,17 +782,19 @@ class Configurator {
     else this.general.textContent = t.failed;
   }
 
-  private confirm(submissionId: string): void {
+  /** `summary`: the configuration on screen is the one submitted. */
+  private confirm(submissionId: string, summary = true): void {
     this.stop();
+    drafts.forget(this.catalog.template.id);
     const heading = el('h2', { id: 'thanks', tabindex: -1 }, t.thanks);
-    const summary = [this.catalog.template.name, `${size(this.width!)} × ${size(this.height!)}`, this.subtotal.textContent].filter(Boolean).join(' · ');
+    const described = [this.catalog.template.name, `${size(this.width!)} × ${size(this.height!)}`, this.subtotal.textContent].filter(Boolean).join(' · ');
     document.getElementById('product')?.remove();
     this.host.replaceChildren(
       el(
         'section',
         { class: 'confirmation', 'aria-labelledby': 'thanks' },
         heading,
-        el('p', {}, summary),
+        summary ? el('p', {}, described) : null,
         el('p', {}, fill(t.thanksBody, { org: storefront.organization.name })),
         el('p', { class: 'muted' }, fill(t.reference, { id: submissionId })),
         el('p', {}, el('a', { href: location.pathname + location.search }, t.again)),
@@ -623,7 +827,9 @@ async function main(): Promise<void> {
     app.replaceChildren(header, el('p', {}, t.noProducts));
     return;
   }
-  const wanted = context.data.template;
+  // The address's product, else the one last configured on this tab (a language link keeps it).
+  const remembered = lastTemplate.read();
+  const wanted = context.data.template || (templates.some((tpl) => tpl.id === remembered) ? remembered : null);
   let current: Configurator | null = null;
   let choosing = 0;
   const choose = async (templateId: string) => {
@@ -636,6 +842,7 @@ async function main(): Promise<void> {
       body.replaceChildren(el('p', { class: 'error general', role: 'alert' }, catalog.status === 404 ? t.unavailable : t.failed));
       return;
     }
+    lastTemplate.write(templateId);
     current = new Configurator(catalog.body, body);
     await current.start();
   };

@@ -38,8 +38,13 @@ export interface ApiResult<T> {
 }
 
 /** A storefront API call; a network failure is status 0. */
-export async function api<T>(context: PageContext, method: string, path: string, options: { body?: unknown; token?: string } = {}): Promise<ApiResult<T>> {
-  const headers: Record<string, string> = {};
+export async function api<T>(
+  context: PageContext,
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResult<T>> {
+  const headers: Record<string, string> = { ...options.headers };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   try {
@@ -54,6 +59,14 @@ export async function api<T>(context: PageContext, method: string, path: string,
   } catch {
     return { ok: false, status: 0, body: null };
   }
+}
+
+/**
+ * A fresh `Idempotency-Key` (decisions §3). From getRandomValues, which unlike randomUUID also
+ * exists on a page served over plain http.
+ */
+export function idempotencyKey(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
 /** Links to the same page in the other languages (`?lang=`). */

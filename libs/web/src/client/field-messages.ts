@@ -4,6 +4,8 @@ import { fill } from './locale';
 export interface ValidationTexts {
   atLeast: string;
   atMost: string;
+  /** a size the page cannot read as a number (decimals are fine: they are rounded to mm) */
+  number: string;
   wholeNumber: string;
   tooWide: string;
   tooTall: string;
@@ -32,6 +34,7 @@ const RULES: Rule[] = [
   [/^must be at most (\d+) mm$/, (m, t, size) => fill(t.atMost, { limit: size(Number(m[1])) })],
   [/^must be at least (\d+)$/, (m, t) => fill(t.atLeast, { limit: m[1] })],
   [/^must be at most (\d+)$/, (m, t) => fill(t.atMost, { limit: m[1] })],
+  [/^must be a number$/, (_m, t) => t.number],
   [/^must be a whole number/, (_m, t) => t.wholeNumber],
   [/^the components are (\d+) mm wide together, wider than the product \((\d+) mm\)$/, (m, t, size) => fill(t.tooWide, { total: size(Number(m[1])), width: size(Number(m[2])) })],
   [/^must not exceed the product height \((\d+) mm\)$/, (m, t, size) => fill(t.tooTall, { height: size(Number(m[1])) })],

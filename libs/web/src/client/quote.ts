@@ -31,7 +31,16 @@ const numbers = new Intl.NumberFormat(context.locale, { maximumFractionDigits: 3
 /** Sent or viewed, and not past its validity (the expiry check may not have run yet). */
 const actionable = (q: CustomerQuote) => (q.status === 'sent' || q.status === 'viewed') && Date.now() < q.validUntil;
 
-function render(q: CustomerQuote, notice = ''): void {
+/** What the customer typed into the answer forms, carried over when the page shows a new version. */
+interface Typed {
+  name: string;
+  reason: string;
+}
+
+/** Where a failed answer is said; in the page from the start, so that a screen reader announces the message. */
+let notices = el('p');
+
+function render(q: CustomerQuote, notice = '', typed: Typed = { name: '', reason: '' }): void {
   const money = moneyFormat(context.locale, q.currency);
   const expired = q.status === 'expired' || ((q.status === 'sent' || q.status === 'viewed') && !actionable(q));
   const status = expired ? 'expired' : q.status;
@@ -82,6 +91,7 @@ function render(q: CustomerQuote, notice = ''): void {
     ),
   );
 
+  notices = el('p', { class: 'error general', role: 'alert' }, notice);
   app.replaceChildren(
     ...present(
       el(
@@ -102,11 +112,11 @@ function render(q: CustomerQuote, notice = ''): void {
       ),
       q.reference ? el('p', {}, fill(t.reference, { reference: q.reference })) : null,
       banner,
-      notice ? el('p', { class: 'error general', role: 'alert' }, notice) : null,
+      notices,
       el('div', { class: 'table-wrap' }, table),
       q.notes ? el('p', { class: 'notes' }, q.notes) : null,
       el('p', {}, el('a', { href: `${context.root}storefront/v1/${path}/pdf`, download: `${q.quoteNumber}.pdf`, class: 'pdf' }, t.pdf)),
-      actionable(q) ? responses(q.version) : null,
+      actionable(q) ? responses(q.version, typed) : null,
     ),
   );
 }
@@ -114,11 +124,18 @@ function render(q: CustomerQuote, notice = ''): void {
 const present = (...nodes: (Node | null)[]): Node[] => nodes.filter((node): node is Node => node !== null);
 
 /** The accept and decline forms; both answer `version`, the version on screen, never a later one. */
-function responses(version: number): HTMLElement {
+function responses(version: number, typed: Typed): HTMLElement {
   const confirmError = el('p', { class: 'error', id: 'confirm-error', 'aria-live': 'polite' });
-  const confirm = el('input', { type: 'checkbox', id: 'confirm', required: true, 'aria-describedby': 'confirm-error' }) as HTMLInputElement;
-  const name = el('input', { id: 'accept-name', autocomplete: 'name', maxlength: 200 }) as HTMLInputElement;
-  const reason = el('textarea', { id: 'reason', rows: 3, maxlength: 2000 }) as HTMLTextAreaElement;
+  const confirm = el('input', {
+    type: 'checkbox', id: 'confirm', required: true, 'aria-describedby': 'confirm-error',
+    onchange: () => {
+      if (!confirm.checked) return;
+      confirmError.textContent = '';
+      confirm.removeAttribute('aria-invalid');
+    },
+  }) as HTMLInputElement;
+  const name = el('input', { id: 'accept-name', autocomplete: 'name', maxlength: 200, value: typed.name }) as HTMLInputElement;
+  const reason = el('textarea', { id: 'reason', rows: 3, maxlength: 2000 }, typed.reason) as HTMLTextAreaElement;
   const accept = el(
     'form',
     {
@@ -156,8 +173,15 @@ function responses(version: number): HTMLElement {
   return el('div', { class: 'responses' }, accept, reject);
 }
 
+/**
+ * Sends the answer. A failure leaves the page as it is, typed text included, and says so; only a
+ * 409 (the quote changed meanwhile) shows the quote as it is now, with the name and reason typed
+ * carried over (not the confirmation: that was for the version answered).
+ */
 async function respond(action: 'accept' | 'reject', body: { name: string | null; reason?: string | null; version: number }): Promise<void> {
-  for (const button of app.querySelectorAll('button')) (button as HTMLButtonElement).disabled = true;
+  const buttons = (disabled: boolean) => app.querySelectorAll('button').forEach((button) => ((button as HTMLButtonElement).disabled = disabled));
+  buttons(true);
+  notices.textContent = '';
   const res = await api<CustomerQuote>(context, 'POST', `${path}/${action}`, { body });
   if (res.ok) {
     render(res.body);
@@ -165,9 +189,14 @@ async function respond(action: 'accept' | 'reject', body: { name: string | null;
     (app.querySelector('.banner') as HTMLElement | null)?.focus();
     return;
   }
-  const again = await api<CustomerQuote>(context, 'GET', path);
-  if (again.ok) render(again.body, res.status === 409 ? refusal(again.body, body.version) : t.failed);
-  else for (const button of app.querySelectorAll('button')) (button as HTMLButtonElement).disabled = false;
+  const again = res.status === 409 ? await api<CustomerQuote>(context, 'GET', path) : null;
+  if (again?.ok) {
+    const typed = { name: (app.querySelector('#accept-name') as HTMLInputElement | null)?.value ?? '', reason: (app.querySelector('#reason') as HTMLTextAreaElement | null)?.value ?? '' };
+    render(again.body, refusal(again.body, body.version), typed);
+    return;
+  }
+  buttons(false);
+  notices.textContent = t.failed;
 }
 
 /** Why a 409 refused the answer: a later version arrived meanwhile (it can be answered now), or the quote is closed. */

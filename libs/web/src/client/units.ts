@@ -10,9 +10,18 @@ export function unitLabel(system: UnitSystem): string {
   return system === 'imperial' ? 'in' : 'mm';
 }
 
-/** The number to put in an input field for a size (no unit, no grouping). */
-export function sizeInputValue(mm: number, system: UnitSystem): string {
-  return system === 'imperial' ? (Math.round((mm / MM_PER_INCH) * 10) / 10).toFixed(1) : String(mm);
+/** `.` or `,`: what the locale writes between thousands, or before the decimals. */
+function separator(locale: string, part: 'group' | 'decimal'): string {
+  return new Intl.NumberFormat(locale).formatToParts(1000.5).find((p) => p.type === part)?.value ?? '';
+}
+
+/**
+ * The number to put in an input field for a size: no unit, no grouping, inches with the decimal
+ * separator of the page (`47,2` on a Dutch page, as its hints and messages write it).
+ */
+export function sizeInputValue(mm: number, system: UnitSystem, locale = 'en'): string {
+  if (system !== 'imperial') return String(mm);
+  return (Math.round((mm / MM_PER_INCH) * 10) / 10).toFixed(1).replace('.', separator(locale, 'decimal'));
 }
 
 export interface SizeLimits {
@@ -20,22 +29,41 @@ export interface SizeLimits {
   max: number;
 }
 
+export interface SizeReading {
+  /** the field's limits in mm */
+  limits?: SizeLimits;
+  /** the page language: which separator groups thousands */
+  locale?: string;
+  /** the field's value in mm before this input */
+  current?: number | null;
+}
+
 /**
  * What the customer typed, as whole millimetres; null when it is not a number. A decimal comma
- * is accepted (German and Dutch keyboards).
+ * or point is accepted (German and Dutch keyboards, and what a page in another language showed).
+ * Millimetres are whole numbers, so there the locale's thousands separator in its place
+ * (`1.500` in German and Dutch, `1,500` in English) groups digits: the hints write limits that way.
  *
- * A limit in inches is shown rounded to 0.1 in (400 mm as 15.7 in, which is 399 mm), so a value
- * typed exactly as a limit is shown is taken as that limit: the limits the page shows, and the
- * API's "must be at least …" answers, are values the customer can type and have accepted.
+ * Inches are shown rounded to 0.1 in, so a value typed exactly as a size is shown is taken as
+ * that size: a limit (400 mm is shown as 15.7 in, which is 399 mm) is that limit, so the limits
+ * the page shows and the API's "must be at least …" answers are values the customer can type and
+ * have accepted; and the field's current value shown (a part of 510 mm is 20.1 in, which is
+ * 511 mm) keeps its millimetres, so that typing back what "share evenly" showed still fits.
  */
-export function parseSizeInput(text: string, system: UnitSystem, limits?: SizeLimits): number | null {
-  const normalized = text.trim().replace(',', '.');
+export function parseSizeInput(text: string, system: UnitSystem, reading: SizeReading = {}): number | null {
+  const { limits, locale = 'en', current } = reading;
+  let trimmed = text.trim();
+  const group = separator(locale, 'group');
+  if (system !== 'imperial' && group && new RegExp(`^\\d{1,3}(\\${group}\\d{3})+$`).test(trimmed)) trimmed = trimmed.split(group).join('');
+  const normalized = trimmed.replace(',', '.');
   if (!/^\d+(\.\d+)?$/.test(normalized)) return null;
   const value = Number(normalized);
   if (system !== 'imperial') return Math.round(value);
+  const shown = (mm: number) => value === Number(sizeInputValue(mm, system));
+  if (current !== undefined && current !== null && shown(current)) return current;
   const mm = Math.round(value * MM_PER_INCH);
-  if (limits && mm < limits.min && value === Number(sizeInputValue(limits.min, system))) return limits.min;
-  if (limits && mm > limits.max && value === Number(sizeInputValue(limits.max, system))) return limits.max;
+  if (limits && mm < limits.min && shown(limits.min)) return limits.min;
+  if (limits && mm > limits.max && shown(limits.max)) return limits.max;
   return mm;
 }
 

@@ -5,7 +5,8 @@ export const VALIDATION: Record<Locale, ValidationTexts> = {
   en: {
     atLeast: 'Must be at least {limit}.',
     atMost: 'Must be at most {limit}.',
-    wholeNumber: 'Enter a number.',
+    number: 'Enter a number.',
+    wholeNumber: 'Enter a whole number.',
     tooWide: 'Together the components are {total} wide, more than the window ({width}).',
     tooTall: 'Can be at most as tall as the window ({height}).',
     chooseFrom: 'Choose an option from “{group}”.',
@@ -18,7 +19,8 @@ export const VALIDATION: Record<Locale, ValidationTexts> = {
   de: {
     atLeast: 'Mindestens {limit}.',
     atMost: 'Höchstens {limit}.',
-    wholeNumber: 'Bitte eine Zahl eingeben.',
+    number: 'Bitte eine Zahl eingeben.',
+    wholeNumber: 'Bitte eine ganze Zahl eingeben.',
     tooWide: 'Die Elemente sind zusammen {total} breit, breiter als das Fenster ({width}).',
     tooTall: 'Höchstens so hoch wie das Fenster ({height}).',
     chooseFrom: 'Bitte eine Option aus „{group}“ wählen.',
@@ -31,7 +33,8 @@ export const VALIDATION: Record<Locale, ValidationTexts> = {
   nl: {
     atLeast: 'Minimaal {limit}.',
     atMost: 'Maximaal {limit}.',
-    wholeNumber: 'Vul een getal in.',
+    number: 'Vul een getal in.',
+    wholeNumber: 'Vul een heel getal in.',
     tooWide: 'Samen zijn de onderdelen {total} breed, breder dan het raam ({width}).',
     tooTall: 'Maximaal zo hoog als het raam ({height}).',
     chooseFrom: 'Kies een optie uit „{group}”.',
