@@ -1,4 +1,7 @@
 import Decimal from 'decimal.js';
+import { minorUnits } from './minor-units';
+
+export { minorUnits } from './minor-units';
 
 /**
  * Money arithmetic on decimal.js. Amounts travel through the API as JSON numbers but are never
@@ -10,13 +13,6 @@ import Decimal from 'decimal.js';
  */
 const Money = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP });
 
-/** ISO 4217 currencies whose minor unit is not 2 (all others use 2). */
-const MINOR_UNIT_EXCEPTIONS: Readonly<Record<string, number>> = {
-  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0,
-  UGX: 0, UYI: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
-  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
-  CLF: 4, UYW: 4,
-};
 
 /**
  * The ISO 4217 codes a price may be in: those of the runtime's ICU data (full ICU in every Node
@@ -25,10 +21,6 @@ const MINOR_UNIT_EXCEPTIONS: Readonly<Record<string, number>> = {
  */
 export const CURRENCY_CODES: readonly string[] = Intl.supportedValuesOf('currency');
 
-/** Number of decimal places of the currency's minor unit (JPY 0, EUR 2, KWD 3). */
-export function minorUnits(currency: string): number {
-  return MINOR_UNIT_EXCEPTIONS[currency.trim().toUpperCase()] ?? 2;
-}
 
 /** A finite Decimal with 40 significant digits, for money arithmetic before the final rounding. */
 export function moneyDecimal(value: Decimal.Value): Decimal {

@@ -1,5 +1,5 @@
 import { CONFIGURATOR } from './configurator.messages';
-import { api, el, field, fill, idempotencyKey, languageSwitch, moneyFormat, pageContext, showErrors } from './dom';
+import { api, el, field, fill, idempotencyKey, languageSwitch, moneyFormat, pageContext, showErrors, unitPriceFormat } from './dom';
 import { fieldErrorsOf, localizeFieldMessage, placeFor, type FieldError } from './field-messages';
 import { formatSize, parseSizeInput, sizeInputValue, unitLabel, type UnitSystem } from './units';
 import { VALIDATION } from './validation.messages';
@@ -130,6 +130,8 @@ function submittedAs(body: unknown): string | null {
 let storefront: Storefront;
 let unitSystem: UnitSystem = 'metric';
 let money: Intl.NumberFormat;
+/** unit prices: every decimal a partner's price may have (6) */
+let unitPrice: Intl.NumberFormat;
 const size = (mm: number) => formatSize(mm, unitSystem, context.locale);
 
 /** Everything of one template's configuration session. */
@@ -724,7 +726,7 @@ class Configurator {
   private describe(item: LineItem): string {
     const part = this.parts.length > 1 ? item.itemKey?.match(/^(?:component|option):c(\d+):/) : null;
     const text = part ? `${fill(t.component, { n: part[1] })} · ${item.description}` : item.description;
-    return item.quantity === 1 ? text : `${text} (${item.quantity} × ${money.format(item.unitPrice)})`;
+    return item.quantity === 1 ? text : `${text} (${item.quantity} × ${unitPrice.format(item.unitPrice)})`;
   }
 
   /** The state of the price; `retry` offers to try a failed save at once. */
@@ -813,6 +815,7 @@ async function main(): Promise<void> {
   storefront = loaded.body;
   unitSystem = storefront.organization.unitSystem === 'imperial' ? 'imperial' : 'metric';
   money = moneyFormat(context.locale, storefront.organization.currency);
+  unitPrice = unitPriceFormat(context.locale, storefront.organization.currency);
   document.title = `${t.title} · ${storefront.organization.name}`;
 
   const header = el(

@@ -1,4 +1,4 @@
-import { api, dateFormat, el, fill, languageSwitch, moneyFormat, pageContext } from './dom';
+import { api, dateFormat, dateTimeFormat, el, fill, languageSwitch, moneyFormat, pageContext, unitPriceFormat } from './dom';
 import { QUOTE } from './quote.messages';
 
 interface CustomerQuote {
@@ -26,7 +26,11 @@ const token = location.pathname.split('/').filter(Boolean).pop() ?? '';
 const path = `quotes/${encodeURIComponent(token)}`;
 const app = document.getElementById('app')!;
 const date = dateFormat(context.locale);
-const numbers = new Intl.NumberFormat(context.locale, { maximumFractionDigits: 3 });
+const dateTime = dateTimeFormat(context.locale);
+/** Quantities with every decimal they may be stored with (6). */
+const numbers = new Intl.NumberFormat(context.locale, { maximumFractionDigits: 6 });
+/** Tax rates with every decimal they may be stored with (4). */
+const rates = new Intl.NumberFormat(context.locale, { maximumFractionDigits: 4 });
 
 /** Sent or viewed, and not past its validity (the expiry check may not have run yet). */
 const actionable = (q: CustomerQuote) => (q.status === 'sent' || q.status === 'viewed') && Date.now() < q.validUntil;
@@ -42,6 +46,7 @@ let notices = el('p');
 
 function render(q: CustomerQuote, notice = '', typed: Typed = { name: '', reason: '' }): void {
   const money = moneyFormat(context.locale, q.currency);
+  const unitPrice = unitPriceFormat(context.locale, q.currency);
   const expired = q.status === 'expired' || ((q.status === 'sent' || q.status === 'viewed') && !actionable(q));
   const status = expired ? 'expired' : q.status;
   document.title = `${fill(t.quote, { number: q.quoteNumber })} · ${q.organization.name}`;
@@ -75,9 +80,9 @@ function render(q: CustomerQuote, notice = '', typed: Typed = { name: '', reason
           'tr',
           {},
           // On a phone the quantity and unit price columns give way to this line under the description.
-          el('td', {}, item.description, el('span', { class: 'per-unit' }, `${numbers.format(item.quantity)} × ${money.format(item.unitPrice)}`)),
+          el('td', {}, item.description, el('span', { class: 'per-unit' }, `${numbers.format(item.quantity)} × ${unitPrice.format(item.unitPrice)}`)),
           cell(numbers.format(item.quantity), true),
-          cell(money.format(item.unitPrice), true),
+          cell(unitPrice.format(item.unitPrice), true),
           cell(money.format(item.total), true),
         ),
       ),
@@ -86,7 +91,7 @@ function render(q: CustomerQuote, notice = '', typed: Typed = { name: '', reason
       'tfoot',
       {},
       total(t.subtotal, money.format(q.subtotal)),
-      total(fill(t.tax, { rate: numbers.format(q.taxRate) }), money.format(q.taxAmount)),
+      total(fill(t.tax, { rate: rates.format(q.taxRate) }), money.format(q.taxAmount)),
       total(t.grandTotal, money.format(q.total), 'grand'),
     ),
   );
@@ -108,7 +113,7 @@ function render(q: CustomerQuote, notice = '', typed: Typed = { name: '', reason
       el(
         'p',
         { class: 'muted meta' },
-        [fill(t.version, { version: q.version }), fill(t.sentOn, { date: date.format(q.sentAt) }), fill(t.validUntil, { date: date.format(q.validUntil) })].join(' · '),
+        [fill(t.version, { version: q.version }), fill(t.sentOn, { date: date.format(q.sentAt) }), fill(t.validUntil, { date: dateTime.format(q.validUntil) })].join(' · '),
       ),
       q.reference ? el('p', {}, fill(t.reference, { reference: q.reference })) : null,
       banner,
