@@ -288,6 +288,33 @@ describe('the customer pages in a browser', () => {
     expect((await apiCall('GET', `/quotes/${quoteId}`)).body).toMatchObject({ version: 2, status: 'accepted' });
   });
 
+  it('says only that a new version is coming while the quote is being revised, also to an answer the revision refused', async () => {
+    const fixtures = new QuoteFixtures(app);
+    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' });
+    const quoteId = (await apiCall('POST', `/submissions/${submissionId}/quotes`, {})).body.quoteId;
+    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
+    const [mail] = await fixtures.awaitMails(quoteId);
+    await page.goto(mail.quoteUrl);
+    await page.getByText(/^Version 1 · /).waitFor();
+
+    // The organization starts a revision while the page still offers version 1.
+    expect((await apiCall('PATCH', `/quotes/${quoteId}`, { taxRate: 9, revise: true })).status).toBe(200);
+    await page.getByLabel('I accept this quote with its prices and terms.').check();
+    await page.getByRole('button', { name: 'Accept quote' }).click();
+    const preparing = page.getByText('Glass & Frame Ltd is preparing a new version of this quote; you will receive it by e-mail.');
+    await preparing.waitFor();
+    await expect(page.getByText('can no longer be accepted').count()).resolves.toBe(0);
+    await expect(page.getByRole('button').count()).resolves.toBe(0);
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^409 POST .+\/accept$/)]);
+
+    await page.reload();
+    await preparing.waitFor();
+    await expect(page.locator('.status').textContent()).resolves.toBe('Being revised');
+    await expect(page.getByText('can no longer be accepted').count()).resolves.toBe(0);
+    await expect(page.getByRole('button').count()).resolves.toBe(0);
+    expect((await apiCall('GET', `/quotes/${quoteId}`)).body.status).toBe('draft');
+  });
+
   it('keeps an expired quote readable but closed to acceptance', async () => {
     const fixtures = new QuoteFixtures(app);
     const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' }, { locale: 'nl' });
@@ -311,6 +338,9 @@ describe('the customer pages in a browser', () => {
     await page.goto(`${baseUrl}/c/${org.slug}/tpl_no_such_template`);
     await page.getByText('This product is not available.').waitFor();
     expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^404 GET .*\/templates\/tpl_no_such_template$/)]);
+    // No product is preselected, so that picking any is a change.
+    await expect(page.getByLabel('Product').inputValue()).resolves.toBe('');
+    await expect(page.locator('#template option:checked').textContent()).resolves.toBe('Choose a product');
 
     await page.getByLabel('Product').selectOption({ label: 'Garden door' });
     await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
@@ -319,6 +349,70 @@ describe('the customer pages in a browser', () => {
     await page.getByLabel('Product').selectOption({ label: 'Tilt-turn window' });
     expect(JSON.parse((await started).postData() ?? '{}')).toMatchObject({ templateId: org.templateId, locale: 'en' });
     await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+
+    // An organization with a single product: the customer picks that one and configures it.
+    const single = await admin('POST', '', { name: 'Single Pane Ltd', slug: 'single-pane', locale: 'en', unitSystem: 'metric', currency: 'EUR' });
+    expect((await admin('POST', `/${single.body.id}/templates`, DEMO_TEMPLATE)).status).toBe(201);
+    await page.goto(`${baseUrl}/c/single-pane/tpl_no_such_template`);
+    await page.getByText('This product is not available.').waitFor();
+    await page.getByLabel('Product').selectOption({ label: 'Tilt-turn window' });
+    await page.getByRole('status').filter({ hasText: 'Calculated price.' }).waitFor();
+    await expect(page.getByText('This product is not available.').count()).resolves.toBe(0);
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^404 GET .*\/templates\/tpl_no_such_template$/)]);
+  });
+
+  it('says next to the submit button why nothing was sent, and takes the focus to what needs correcting', async () => {
+    await page.setViewportSize(PHONE);
+    await page.goto(`${baseUrl}/c/${org.slug}`);
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await page.getByLabel('Name').fill('Ada Lovelace');
+    await page.getByLabel('E-mail').fill('ada@example.com');
+    const submit = page.getByRole('button', { name: 'Request a quote' });
+    const notSent = page.getByRole('alert').filter({ hasText: /^Not sent: / });
+    const focused = () => page.evaluate('document.activeElement.id');
+
+    // Parts wider than the window: the message describes every part's width, and the first one gets the focus.
+    await page.getByRole('button', { name: 'Add a part' }).click();
+    const layoutError = page.getByText('Together the components are 1,500 mm wide, more than the window (1,200 mm).');
+    await layoutError.waitFor();
+    const layoutErrorId = await layoutError.getAttribute('id');
+    expect(layoutErrorId).toBeTruthy();
+    for (const part of [1, 2]) {
+      await expect(page.getByLabel('Width (mm)').nth(part).getAttribute('aria-describedby')).resolves.toContain(layoutErrorId);
+    }
+    await submit.click();
+    await notSent.filter({ hasText: 'Not sent: correct the marked fields first.' }).waitFor();
+    await expect(focused()).resolves.toBe(await page.getByLabel('Width (mm)').nth(1).getAttribute('id'));
+    // Next to the button, on the phone's screen with it.
+    await expect(submit.getAttribute('aria-describedby')).resolves.toBe(await notSent.getAttribute('id'));
+    const [button, message] = await Promise.all([submit.boundingBox(), notSent.boundingBox()]);
+    expect(message!.y - (button!.y + button!.height)).toBeLessThan(40);
+    await screenshot(page, 'configurator-not-sent-phone');
+
+    // A field in error gets the focus; a change takes the message away.
+    await page.getByRole('button', { name: 'Share the width evenly' }).click();
+    await expect(notSent.count()).resolves.toBe(0);
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await page.getByLabel('Number of units').fill('1.5');
+    await page.locator('#f-unitAmount-error').filter({ hasText: 'Enter a whole number.' }).waitFor();
+    await submit.click();
+    await notSent.filter({ hasText: 'Not sent: correct the marked fields first.' }).waitFor();
+    await expect(focused()).resolves.toBe('f-unitAmount');
+    await page.getByLabel('Number of units').fill('1');
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor({ timeout: 10000 });
+
+    // A change that cannot be saved: no field to correct, so the focus goes to the message.
+    await page.route('**/storefront/v1/sessions/*/configuration', (route) => route.abort('internetdisconnected'));
+    await page.getByLabel('Height (mm)').first().fill('1300');
+    await page.getByRole('status').filter({ hasText: 'Your last change could not be saved yet' }).waitFor();
+    await submit.click();
+    await notSent.filter({ hasText: 'Not sent: your last change could not be saved yet. Please try again in a moment.' }).waitFor();
+    await expect(focused()).resolves.toBe('submit-error');
+    await page.unroute('**/storefront/v1/sessions/*/configuration');
+    await page.getByRole('button', { name: 'Retry now' }).click();
+    await notSent.waitFor({ state: 'detached' }); // saved now
+    await submit.click();
+    await page.getByRole('heading', { name: 'Thank you, we have received your request.' }).waitFor();
   });
 
   it('confirms a submit whose answer was lost: the retry under the same Idempotency-Key gets the first answer, and a 409 for the submitted session shows its confirmation', async () => {

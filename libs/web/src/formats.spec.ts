@@ -1,4 +1,4 @@
-import { dateTimeFormat, moneyFormat, unitPriceFormat } from './client/dom';
+import { dateTimeFormat, moneyFormat, unitPriceFormat } from './client/formats';
 
 /** The customer pages show amounts as the API stores them and as the PDF prints them. */
 describe('the customer pages\' number formats', () => {

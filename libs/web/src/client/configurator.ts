@@ -64,6 +64,8 @@ interface Draft {
 const CUSTOMER_FIELDS = ['name', 'email', 'phone', 'companyName', 'address', 'postalCode', 'city', 'country'] as const;
 /** How long a failed save waits before it is tried again: then every 10 s for as long as the page is open. */
 const RETRY_DELAYS_MS = [1000, 2000, 5000, 10_000];
+/** The message about the layout as a whole (e.g. parts wider than the window); it describes every part's width input. */
+const LAYOUT_ERROR_ID = 'f-components-error';
 
 const context = pageContext();
 const t = CONFIGURATOR[context.locale];
@@ -159,7 +161,9 @@ class Configurator {
   private readonly retryButton = el('button', { type: 'button', class: 'retry', hidden: true, onclick: () => this.retryNow() }, t.retry);
   private readonly outdatedNote = el('p', { class: 'price-outdated', hidden: true }, t.outdated);
   private readonly priceTable = el('table', {});
-  private readonly submitButton = el('button', { type: 'submit', class: 'primary' }, t.submit) as HTMLButtonElement;
+  private readonly submitButton = el('button', { type: 'submit', class: 'primary', 'aria-describedby': 'submit-error' }, t.submit) as HTMLButtonElement;
+  /** Why the last submit sent nothing, next to the button: on a phone the price panel's status is far away. */
+  private readonly submitError = el('p', { class: 'error', id: 'submit-error', role: 'alert', tabindex: -1 });
 
   /** the configHash of the last accepted save: stream updates for older configurations are stale */
   private expectedHash: string | null = null;
@@ -330,7 +334,15 @@ class Configurator {
   }
 
   /** A size input; `current` is its value in mm, which a re-typed shown value keeps (units.ts). */
-  private sizeField(label: string, path: string, current: () => number | null, min: number, max: number, change: (mm: number | null) => void): HTMLElement {
+  private sizeField(
+    label: string,
+    path: string,
+    current: () => number | null,
+    min: number,
+    max: number,
+    change: (mm: number | null) => void,
+    describedBy?: string,
+  ): HTMLElement {
     const mm = current();
     const input = el('input', {
       type: 'text', inputmode: 'decimal', autocomplete: 'off', required: true,
@@ -340,7 +352,7 @@ class Configurator {
         this.scheduleSave();
       },
     });
-    return field(label, input, { path, errors: this.errors, hint: fill(t.sizeHint, { min: size(min), max: size(max) }) });
+    return field(label, input, { path, errors: this.errors, describedBy, hint: fill(t.sizeHint, { min: size(min), max: size(max) }) });
   }
 
   /**
@@ -396,10 +408,18 @@ class Configurator {
         el(
           'div',
           { class: 'row' },
-          this.sizeField(fill(t.width, { unit }), `${path}.width`, () => part.width, k.minWidth, k.maxWidth, (mm) => {
-            part.width = mm;
-            part.fillsWidth = mm !== null && mm === this.width;
-          }),
+          this.sizeField(
+            fill(t.width, { unit }),
+            `${path}.width`,
+            () => part.width,
+            k.minWidth,
+            k.maxWidth,
+            (mm) => {
+              part.width = mm;
+              part.fillsWidth = mm !== null && mm === this.width;
+            },
+            LAYOUT_ERROR_ID,
+          ),
           this.sizeField(fill(t.height, { unit }), `${path}.height`, () => part.height, k.minHeight, k.maxHeight, (mm) => {
             part.height = mm;
             part.followsHeight = mm !== null && mm === this.height;
@@ -423,7 +443,7 @@ class Configurator {
           : null,
       );
     });
-    const layoutErrors = el('p', { class: 'error', 'aria-live': 'polite' });
+    const layoutErrors = el('p', { class: 'error', id: LAYOUT_ERROR_ID, 'aria-live': 'polite' });
     this.errors.set('components', layoutErrors);
     const actions = el(
       'div',
@@ -564,6 +584,7 @@ class Configurator {
         oninput: (e: Event) => {
           const input = e.target as HTMLInputElement;
           this.customer[input.name] = input.value;
+          this.submitError.textContent = '';
           this.keepDraft();
         },
       },
@@ -584,6 +605,7 @@ class Configurator {
         input('country', t.country, { autocomplete: 'country-name' }),
       ),
       this.submitButton,
+      this.submitError,
     );
     return form;
   }
@@ -608,6 +630,7 @@ class Configurator {
   private scheduleSave(delay = 350): void {
     window.clearTimeout(this.saveTimer);
     this.valid = false;
+    this.submitError.textContent = ''; // it was about the configuration before this change
     this.keepDraft();
     this.setOutdated(true);
     this.setStatus(t.calculating, 'busy');
@@ -641,6 +664,7 @@ class Configurator {
     if (res.ok) {
       this.valid = true;
       this.failures = 0;
+      this.submitError.textContent = ''; // what stopped a submit is saved now
       this.expectedHash = res.body.configHash;
       this.showFieldErrors([]);
       this.renderSession(res.body);
@@ -745,18 +769,14 @@ class Configurator {
   }
 
   private async submit(form: HTMLFormElement): Promise<void> {
+    this.submitError.textContent = '';
     // Whatever was typed last is saved (and checked) before the submit, unless that save is done.
     if (!this.valid) {
       window.clearTimeout(this.saveTimer);
       await this.save();
     }
     if (this.stopped) return; // submitted before after all, or expired
-    if (!this.valid) {
-      const marked = this.host.querySelector('[aria-invalid="true"]') as HTMLElement | null;
-      if (marked) marked.focus();
-      else this.general.textContent = t.failed;
-      return;
-    }
+    if (!this.valid) return this.notSent();
     const data = new FormData(form);
     const customer: Record<string, string | null> = {};
     for (const key of CUSTOMER_FIELDS) {
@@ -779,9 +799,31 @@ class Configurator {
     if (res.status === 409 && submittedAs(res.body)) return this.confirm(submittedAs(res.body)!);
     if (res.status === 422) {
       this.showFieldErrors(fieldErrorsOf(res.body));
-      (this.host.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus();
+      this.notSent();
     } else if (res.status === 410) this.expire();
-    else this.general.textContent = t.failed;
+    else this.submitError.textContent = t.failed; // the focus stays on the button, to try again
+  }
+
+  /**
+   * A submit that sent nothing: says why next to the button and takes the focus to the first field
+   * in error, or to that message when no field is (a save that failed, a message above the form).
+   */
+  private notSent(): void {
+    const target = this.firstInError();
+    this.submitError.textContent = target || this.general.textContent ? t.notSentInvalid : t.notSentUnsaved;
+    (target ?? this.submitError).focus();
+  }
+
+  /**
+   * The input of the first error message shown, in page order: the input the message describes,
+   * else the first one beside it (a message about a group of options or a whole part).
+   */
+  private firstInError(): HTMLElement | null {
+    const shown = new Set([...this.errors.values()].filter((slot) => slot.textContent));
+    const slot = [...this.host.querySelectorAll<HTMLElement>('.error')].find((p) => shown.has(p));
+    if (!slot) return null;
+    const described = slot.id ? this.host.querySelector<HTMLElement>(`[aria-describedby~="${slot.id}"]`) : null;
+    return described ?? slot.parentElement?.querySelector<HTMLElement>('input, select, textarea') ?? null;
   }
 
   /** `summary`: the configuration on screen is the one submitted. */
@@ -849,8 +891,9 @@ async function main(): Promise<void> {
     current = new Configurator(catalog.body, body);
     await current.start();
   };
+  const unknown = !!wanted && !templates.some((tpl) => tpl.id === wanted);
   const picker =
-    templates.length > 1 || (wanted && !templates.some((tpl) => tpl.id === wanted))
+    templates.length > 1 || unknown
       ? el(
           'div',
           { class: 'field product', id: 'product' },
@@ -858,6 +901,8 @@ async function main(): Promise<void> {
           el(
             'select',
             { id: 'template', onchange: (e: Event) => void choose((e.target as HTMLSelectElement).value) },
+            // A product that does not exist selects none, so that picking any, the only one too, is a change.
+            unknown ? el('option', { value: '', disabled: true, selected: true }, t.chooseProduct) : null,
             ...templates.map((tpl) => el('option', { value: tpl.id, selected: tpl.id === wanted }, tpl.name)),
           ),
         )

@@ -1,4 +1,3 @@
-import { minorUnits } from '../../../shared/src/minor-units';
 import { fill, isLocale, LANGUAGE_NAMES, LOCALES, type Locale } from './locale';
 
 type Child = Node | string | null | undefined | false;
@@ -85,17 +84,20 @@ export function languageSwitch(current: Locale, label: string): HTMLElement {
   return nav;
 }
 
-/** A labelled input with its error slot; `name` is also the API field path the errors map to. */
+/**
+ * A labelled input with its error slot; `name` is also the API field path the errors map to.
+ * `describedBy`: the id of a message elsewhere that is about this input too.
+ */
 export function field(
   label: string,
   input: HTMLElement,
-  options: { path: string; hint?: string; errors: Map<string, HTMLElement> },
+  options: { path: string; hint?: string; describedBy?: string; errors: Map<string, HTMLElement> },
 ): HTMLElement {
   const id = input.id || `f-${options.path.replace(/[^\w-]/g, '-')}`;
   input.id = id;
   const error = el('p', { class: 'error', id: `${id}-error`, 'aria-live': 'polite' });
   const hint = options.hint ? el('span', { class: 'hint', id: `${id}-hint` }, options.hint) : null;
-  input.setAttribute('aria-describedby', [hint ? `${id}-hint` : '', `${id}-error`].filter(Boolean).join(' '));
+  input.setAttribute('aria-describedby', [hint ? `${id}-hint` : '', `${id}-error`, options.describedBy ?? ''].filter(Boolean).join(' '));
   // A message about the old value goes once the customer changes it.
   input.addEventListener('input', () => {
     error.textContent = '';
@@ -118,29 +120,6 @@ export function showErrors(slots: Map<string, HTMLElement>, messages: Map<string
   }
 }
 
-/**
- * Amounts as they are stored: exactly the currency's minor unit, as the PDF and the e-mail show
- * them. Intl's own default differs for some currencies (none for HUF, COP, IDR…), which would show
- * lines that do not add up to the total.
- */
-export function moneyFormat(locale: Locale, currency: string): Intl.NumberFormat {
-  const digits = minorUnits(currency);
-  return new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
-
-/** A unit price: at least the minor unit and every decimal it may be stored with (6), so €0.125 is not shown as €0.13. */
-export function unitPriceFormat(locale: Locale, currency: string): Intl.NumberFormat {
-  const digits = minorUnits(currency);
-  return new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: Math.max(digits, 6) });
-}
-
-export function dateFormat(locale: Locale): Intl.DateTimeFormat {
-  return new Intl.DateTimeFormat(locale, { dateStyle: 'long' });
-}
-
-/** A moment to the minute in the reader's own time zone: a quote expires at the time of day it was sent, not at midnight. */
-export function dateTimeFormat(locale: Locale): Intl.DateTimeFormat {
-  return new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeStyle: 'short' });
-}
-
 export { fill };
+
+export { dateFormat, dateTimeFormat, moneyFormat, unitPriceFormat } from './formats';

@@ -204,8 +204,13 @@ async function respond(action: 'accept' | 'reject', body: { name: string | null;
   notices.textContent = t.failed;
 }
 
-/** Why a 409 refused the answer: a later version arrived meanwhile (it can be answered now), or the quote is closed. */
+/**
+ * Why a 409 refused the answer: a later version arrived meanwhile (it can be answered now), or the
+ * quote is closed. Nothing for a revision in progress: its banner says a new version is coming,
+ * which "can no longer be answered" would contradict.
+ */
 function refusal(q: CustomerQuote, answered: number): string {
+  if (q.status === 'draft') return '';
   return q.version !== answered && actionable(q) ? fill(t.changed, { org: q.organization.name, version: q.version }) : t.notActionable;
 }
 
