@@ -27,6 +27,16 @@ describe('the customer pages in a browser', () => {
   const admin = (method: string, path: string, body?: unknown) => app.request(method, `/admin/v1/organizations${path}`, { token: ADMIN_TOKEN, body });
   const apiCall = (method: string, path: string, body?: unknown) => app.request(method, `/api/v1${path}`, { token: org.apiKey, body });
 
+  /** A quote of a new submission of the demo organization, created with `body` and sent: its id and the customer's e-mail. */
+  async function sentQuote(body: Record<string, unknown> = {}, submission: { locale?: string } = {}) {
+    const fixtures = new QuoteFixtures(app);
+    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' }, submission);
+    const quoteId: string = (await apiCall('POST', `/submissions/${submissionId}/quotes`, body)).body.quoteId;
+    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
+    const [mail] = await fixtures.awaitMails(quoteId);
+    return { quoteId, mail };
+  }
+
   /** The price the service computes for a configuration, through the storefront API as any client. */
   async function basePricing(slug: string, templateId: string, configuration: unknown) {
     const { sessionId, customerToken } = (await app.request('POST', `/storefront/v1/${slug}/sessions`, { body: { templateId } })).body;
@@ -236,11 +246,7 @@ describe('the customer pages in a browser', () => {
   });
 
   it('takes a declined quote with its reason', async () => {
-    const fixtures = new QuoteFixtures(app);
-    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' });
-    const quoteId = (await apiCall('POST', `/submissions/${submissionId}/quotes`, {})).body.quoteId;
-    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
-    const [mail] = await fixtures.awaitMails(quoteId);
+    const { quoteId, mail } = await sentQuote();
 
     await page.goto(`${mail.quoteUrl}?lang=de`);
     await page.getByLabel('Grund (optional)').fill('Zu teuer');
@@ -255,11 +261,7 @@ describe('the customer pages in a browser', () => {
   });
 
   it('answers only the version it shows: when a new version was sent meanwhile, the acceptance is refused and the page shows the new one', async () => {
-    const fixtures = new QuoteFixtures(app);
-    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' });
-    const quoteId = (await apiCall('POST', `/submissions/${submissionId}/quotes`, { lineItems: [{ description: 'Tilt-turn window', quantity: 1, unitPrice: 551.88 }] })).body.quoteId;
-    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
-    const [mail] = await fixtures.awaitMails(quoteId);
+    const { quoteId, mail } = await sentQuote({ lineItems: [{ description: 'Tilt-turn window', quantity: 1, unitPrice: 551.88 }] });
     await page.goto(mail.quoteUrl);
     await page.getByText(/^Version 1 · /).waitFor();
     await expect(page.locator('tr.grand td.n').textContent()).resolves.toBe(euro('en', 667.77));
@@ -289,11 +291,7 @@ describe('the customer pages in a browser', () => {
   });
 
   it('says only that a new version is coming while the quote is being revised, also to an answer the revision refused', async () => {
-    const fixtures = new QuoteFixtures(app);
-    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' });
-    const quoteId = (await apiCall('POST', `/submissions/${submissionId}/quotes`, {})).body.quoteId;
-    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
-    const [mail] = await fixtures.awaitMails(quoteId);
+    const { quoteId, mail } = await sentQuote();
     await page.goto(mail.quoteUrl);
     await page.getByText(/^Version 1 · /).waitFor();
 
@@ -316,11 +314,7 @@ describe('the customer pages in a browser', () => {
   });
 
   it('keeps an expired quote readable but closed to acceptance', async () => {
-    const fixtures = new QuoteFixtures(app);
-    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' }, { locale: 'nl' });
-    const quoteId = (await apiCall('POST', `/submissions/${submissionId}/quotes`, { validityDays: 1 })).body.quoteId;
-    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
-    const [mail] = await fixtures.awaitMails(quoteId);
+    const { quoteId, mail } = await sentQuote({ validityDays: 1 }, { locale: 'nl' });
     clockOffset = DAY + 60_000;
     for (let i = 0; i < 100 && (await apiCall('GET', `/quotes/${quoteId}`)).body.status !== 'expired'; i++) await new Promise((done) => setTimeout(done, 50));
 
@@ -556,11 +550,7 @@ describe('the customer pages in a browser', () => {
   });
 
   it('keeps what the customer typed on the quote page when an answer fails, and says so even when the quote cannot be reloaded', async () => {
-    const fixtures = new QuoteFixtures(app);
-    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' });
-    const quoteId = (await apiCall('POST', `/submissions/${submissionId}/quotes`, {})).body.quoteId;
-    await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
-    const [mail] = await fixtures.awaitMails(quoteId);
+    const { quoteId, mail } = await sentQuote();
     await page.goto(mail.quoteUrl);
     await page.getByLabel('Your name (optional)').fill('Ada Lovelace');
     await page.getByLabel('Reason (optional)').fill('Too expensive');
