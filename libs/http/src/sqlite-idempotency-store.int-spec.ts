@@ -111,7 +111,8 @@ describe('SqliteIdempotencyStore on a file', () => {
 
     expect(await store.claim(scope, 'new', claimFor('a', t0), t0)).toBe(true);
     expect(rows().length).toBeGreaterThan(1);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The later chunks follow on later turns (each a synced commit: slow on a busy machine).
+    for (const deadline = Date.now() + 10_000; rows().length > 1 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(rows()).toEqual([{ key: 'new', state: 'running' }]);
   });
 });
