@@ -39,11 +39,6 @@ export class PayloadFinalizerRegistry {
     return this.finalizers.get(eventType);
   }
 
-  /** The event types whose payloads lose fields before the delivery log may keep them. */
-  redactedTypes(): string[] {
-    return [...this.finalizers.values()].filter((finalizer) => finalizer.redact).map((finalizer) => finalizer.eventType);
-  }
-
   /** The payload as the delivery log may keep and show it. */
   redact<T extends Record<string, unknown>>(eventType: string, payload: T): T {
     const finalizer = this.finalizers.get(eventType);

@@ -11,6 +11,12 @@ import { DELIVERIES, DeliveryStore } from './delivery-store';
  */
 export const SWEEP_DONE = `migration:${DELIVERIES}:stored-capabilities`;
 export const SWEEP_VERSION = 1;
+/**
+ * The delivery types a record of which held a capability at rest. Pricing callbacks were never
+ * stored (their finalizer's `redact` is a second line of defence only), so the pricing records,
+ * by far the most numerous, are not read.
+ */
+const SWEPT_TYPES = ['quote.sent'];
 const PAGE = 200;
 const WRITE_RETRIES = 3;
 
@@ -19,7 +25,7 @@ const WRITE_RETRIES = 3;
  * `quote.sent` records written before `3a05850` hold the customer's quote link in
  * `data.quote.customerUrl`. The API never returned it (every read redacts), and the next attempt
  * or redelivery rewrites the record without it, but a delivered record is never written again, so
- * the link stayed at rest. This sweep rewrites every such record once, through each finalizer's
+ * the link stayed at rest. This sweep rewrites every such record once, through its finalizer's
  * `redact`, in the background after the outbox has started; a record written meanwhile by an
  * attempt or a redelivery is read again. Interrupted or failed, it starts over at the next start;
  * once it has looked at every record it records that, and runs again only for a new SWEEP_VERSION.
@@ -56,7 +62,7 @@ export class StoredCapabilitySweep implements OnApplicationBootstrap, BeforeAppl
   async run(): Promise<number> {
     if (((await this.reads.getCheckpoint(SWEEP_DONE)) ?? 0) >= SWEEP_VERSION) return 0;
     let redacted = 0;
-    for (const type of this.finalizers.redactedTypes()) {
+    for (const type of SWEPT_TYPES) {
       let after: unknown[] | undefined;
       do {
         if (this.stopping) return redacted;
