@@ -56,20 +56,25 @@ function fromFastifyError(error: { code: string; statusCode?: number }) {
   }
 }
 
+/** Answers with the envelope of `exception` (toErrorResponse) and the headers its status calls for; returns the status. */
+export function replyWithError(reply: FastifyReply, exception: unknown): number {
+  const { status, body, retryAfter } = toErrorResponse(exception);
+  if (retryAfter !== undefined) reply.header('Retry-After', String(retryAfter));
+  if (status === 401) reply.header('WWW-Authenticate', 'Bearer');
+  reply.status(status).type('application/json').send(body);
+  return status;
+}
+
 @Catch()
 export class ErrorEnvelopeFilter implements ExceptionFilter {
   private readonly logger = new Logger('HTTP');
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const reply = http.getResponse<FastifyReply>();
-    const { status, body, retryAfter } = toErrorResponse(exception);
+    const status = replyWithError(http.getResponse<FastifyReply>(), exception);
     if (status >= 500) {
       const message = exception instanceof Error ? exception.stack ?? exception.message : String(exception);
       this.logger.error({ requestId: http.getRequest<FastifyRequest>().id, msg: message });
     }
-    if (retryAfter !== undefined) reply.header('Retry-After', String(retryAfter));
-    if (status === 401) reply.header('WWW-Authenticate', 'Bearer');
-    reply.status(status).type('application/json').send(body);
   }
 }

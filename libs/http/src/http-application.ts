@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationFailed } from '@lib/shared';
 import { apiKeyRefusal, CredentialResolver } from './auth';
 import { forbiddenKeyPaths, registerBodyShapeChecks } from './body-depth';
-import { ErrorEnvelopeFilter, errorBody, toErrorResponse } from './error-envelope.filter';
+import { ErrorEnvelopeFilter, errorBody, replyWithError } from './error-envelope.filter';
 import { IdempotencyGuard, IdempotencyStore, registerIdempotency } from './idempotency';
 import { EarlyListAnswers, ListResponses, type EarlyListAnswerServices } from './list-responses';
 import { InMemoryRateLimiter, keyBucket, RateLimiter, registerRequestAuthentication, throughRateLimit, type RateLimits } from './rate-limit';
@@ -125,20 +125,13 @@ export function configureHttpApplication(
     // read-only key's write), not 415, 400 or 422 about a body the route would never take.
     if (route.startsWith(API_KEY_ROUTES) && !route.startsWith(CAPABILITY_ROUTES)) {
       const refusal = apiKeyRefusal(request.caller, request.method);
-      if (refusal) {
-        const { status, body } = toErrorResponse(refusal);
-        if (status === 401) reply.header('WWW-Authenticate', 'Bearer');
-        reply.status(status).type('application/json').send(body);
-        return;
-      }
+      if (refusal) return void replyWithError(reply, refusal);
     }
     if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return done();
     const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
     const type = request.headers['content-type'];
     if (hasBody && !(typeof type === 'string' && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type))) {
-      const { status, body } = toErrorResponse({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
-      reply.status(status).type('application/json').send(body);
-      return;
+      return void replyWithError(reply, { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
     }
     done();
   });

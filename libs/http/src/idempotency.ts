@@ -250,8 +250,8 @@ export const ShowsSecretOnce = () => SetMetadata(SHOWS_SECRET_ONCE, true);
  * route's own (`@UseGuards` on the controller and the handler), so for a request with a key it
  * runs those first itself; Nest then runs them again, which costs a keyed POST one more check.
  * Not an interceptor, which would run after them: a global interceptor cost every request of
- * every route, keyed or not, about 150 µs on Node 20 (measured: docs/decisions/platform.md). Body validation comes after this step, so a 422 of the
- * body is kept and replayed like any other answer.
+ * every route, keyed or not, about 150 µs on Node 20 (measured: docs/decisions/platform.md). Body
+ * validation comes after this step, so a 422 of the body is kept and replayed like any other answer.
  */
 export class IdempotencyGuard implements CanActivate {
   /** the route guards' instances, per controller class and handler */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken, CredentialResolver, type ApiKeyIdentity } from './auth';
-import { errorBody } from './error-envelope.filter';
+import { errorBody, replyWithError } from './error-envelope.filter';
 
 export interface RateDecision {
   allowed: boolean;
@@ -153,5 +153,5 @@ export function throughRateLimit(request: FastifyRequest, reply: FastifyReply, a
     | ((request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void)
     | undefined;
   if (!gate) return answer();
-  gate(request, reply, (error) => (error ? reply.status(500).type('application/json').send(errorBody('internal_error', 'Internal error.')) : answer()));
+  gate(request, reply, (error) => (error ? replyWithError(reply, error) : answer()));
 }
