@@ -88,7 +88,8 @@ describe('observability over HTTP', () => {
     expect((await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN })).status).toBe(201);
     for (let i = 0; i < 3; i++) expect((await app.request('GET', '/api/v1/quotes?limit=5', { token: org.apiKey })).status).toBe(200);
     expect((await app.request('GET', '/api/v1/quotes/quo_doesnotexist', { token: org.apiKey })).status).toBe(404);
-    const lead = await app.request('POST', `/storefront/v1/${org.slug}/leads`, { body: { name: 'Jane', email: 'jane@example.com', message: 'Hello' } });
+    // Sent with a key: the gateway's idempotency file is made by its first keyed POST.
+    const lead = await app.request('POST', `/storefront/v1/${org.slug}/leads`, { body: { name: 'Jane', email: 'jane@example.com', message: 'Hello' }, headers: { 'idempotency-key': 'metrics-lead' } });
     expect(lead.status).toBe(201);
     await receiver.waitFor((r) => r.path === '/metrics-hook');
 

@@ -99,6 +99,7 @@ describe('SqliteIdempotencyStore on a file', () => {
 
   it('deletes a backlog of expired records a chunk per turn of the event loop', async () => {
     const store = openStore();
+    await store.get(scope, 'none', t0); // the file and its table exist from the first use
     const db = new Database(file);
     try {
       const insert = db.prepare("INSERT INTO idempotency_keys (scope, key, state, owner, expires_at) VALUES (?, ?, 'running', 'gone', ?)");

@@ -51,61 +51,39 @@ interface ResponseRow {
  */
 export class SqliteIdempotencyStore extends IdempotencyStore {
   private readonly logger = new Logger('Idempotency');
-  private readonly db: Database.Database;
-  private readonly selectResponse: Database.Statement;
-  private readonly storeResponse: Database.Statement;
-  private readonly takeClaim: Database.Statement;
-  private readonly dropClaim: Database.Statement;
-  private readonly deleteExpiredChunk: Database.Statement;
+  /** Opened on first use: every process loads this module, and only the gateway answers POSTs. */
+  private opened: Opened | null = null;
   private lastSweep = Number.NEGATIVE_INFINITY;
 
-  constructor(options: SqliteIdempotencyStoreOptions) {
+  constructor(private readonly options: SqliteIdempotencyStoreOptions) {
     super();
-    // FULL: a response must be on disk as surely as the events it answers (the event store syncs
-    // every commit), or after a power loss its key would run the request a second time.
-    this.db = openSqliteDatabase(options.file, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, synchronous: 'FULL' });
-    this.db.exec(SCHEMA);
-    this.selectResponse = this.db.prepare(
-      "SELECT body_hash, status, body, etag, expires_at FROM idempotency_keys WHERE scope = ? AND key = ? AND state = 'done' AND expires_at > ?",
-    );
-    this.storeResponse = this.db.prepare(
-      "INSERT OR REPLACE INTO idempotency_keys (scope, key, state, owner, body_hash, status, body, etag, expires_at) VALUES (?, ?, 'done', NULL, ?, ?, ?, ?, ?)",
-    );
-    // The conflict's update runs only when the row there has expired (a lapsed claim, a response
-    // older than 24 h); otherwise nothing changes, and the claim is refused.
-    this.takeClaim = this.db.prepare(`
-      INSERT INTO idempotency_keys (scope, key, state, owner, expires_at) VALUES (@scope, @key, 'running', @owner, @until)
-      ON CONFLICT (scope, key) DO UPDATE SET
-        state = 'running', owner = excluded.owner, body_hash = NULL, status = NULL, body = NULL, etag = NULL, expires_at = excluded.expires_at
-      WHERE idempotency_keys.expires_at <= @now
-    `);
-    this.dropClaim = this.db.prepare("DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND state = 'running' AND owner = ?");
-    this.deleteExpiredChunk = this.db.prepare(
-      `DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ${DELETE_CHUNK})`,
-    );
+  }
+
+  private get sql(): Opened {
+    return (this.opened ??= openStatements(this.options));
   }
 
   async get(scope: string, key: string, now: number): Promise<StoredResponse | null> {
-    const row = this.selectResponse.get(scope, key, now) as ResponseRow | undefined;
+    const row = this.sql.selectResponse.get(scope, key, now) as ResponseRow | undefined;
     if (!row) return null;
     return { bodyHash: row.body_hash, status: row.status, body: row.body, ...(row.etag !== null ? { etag: row.etag } : {}), expiresAt: row.expires_at };
   }
 
   async put(scope: string, key: string, response: StoredResponse): Promise<void> {
-    this.storeResponse.run(scope, key, response.bodyHash, response.status, response.body, response.etag ?? null, response.expiresAt);
+    this.sql.storeResponse.run(scope, key, response.bodyHash, response.status, response.body, response.etag ?? null, response.expiresAt);
   }
 
   async claim(scope: string, key: string, claim: IdempotencyClaim, now: number): Promise<boolean> {
     this.sweepWhenDue(now);
-    return this.takeClaim.run({ scope, key, owner: claim.owner, until: claim.until, now }).changes === 1;
+    return this.sql.takeClaim.run({ scope, key, owner: claim.owner, until: claim.until, now }).changes === 1;
   }
 
   async release(scope: string, key: string, owner: string): Promise<void> {
-    this.dropClaim.run(scope, key, owner);
+    this.sql.dropClaim.run(scope, key, owner);
   }
 
   async close(): Promise<void> {
-    closeSqliteDatabase(this.db);
+    if (this.opened) closeSqliteDatabase(this.opened.db);
   }
 
   /**
@@ -120,11 +98,46 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
   }
 
   private deleteExpired(now: number): void {
-    if (!this.db.open) return;
+    if (!this.opened?.db.open) return;
     try {
-      if (this.deleteExpiredChunk.run(now).changes === DELETE_CHUNK) setImmediate(() => this.deleteExpired(now));
+      if (this.opened.deleteExpiredChunk.run(now).changes === DELETE_CHUNK) setImmediate(() => this.deleteExpired(now));
     } catch (error) {
       this.logger.warn(`deleting expired idempotency keys failed: ${String(error)}`);
     }
   }
+}
+
+interface Opened {
+  db: Database.Database;
+  selectResponse: Database.Statement;
+  storeResponse: Database.Statement;
+  takeClaim: Database.Statement;
+  dropClaim: Database.Statement;
+  deleteExpiredChunk: Database.Statement;
+}
+
+function openStatements(options: SqliteIdempotencyStoreOptions): Opened {
+  // FULL: a response must be on disk as surely as the events it answers (the event store syncs
+  // every commit), or after a power loss its key would run the request a second time.
+  const db = openSqliteDatabase(options.file, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, synchronous: 'FULL' });
+  db.exec(SCHEMA);
+  return {
+    db,
+    selectResponse: db.prepare(
+      "SELECT body_hash, status, body, etag, expires_at FROM idempotency_keys WHERE scope = ? AND key = ? AND state = 'done' AND expires_at > ?",
+    ),
+    storeResponse: db.prepare(
+      "INSERT OR REPLACE INTO idempotency_keys (scope, key, state, owner, body_hash, status, body, etag, expires_at) VALUES (?, ?, 'done', NULL, ?, ?, ?, ?, ?)",
+    ),
+    // The conflict's update runs only when the row there has expired (a lapsed claim, a response
+    // older than 24 h); otherwise nothing changes, and the claim is refused.
+    takeClaim: db.prepare(`
+      INSERT INTO idempotency_keys (scope, key, state, owner, expires_at) VALUES (@scope, @key, 'running', @owner, @until)
+      ON CONFLICT (scope, key) DO UPDATE SET
+        state = 'running', owner = excluded.owner, body_hash = NULL, status = NULL, body = NULL, etag = NULL, expires_at = excluded.expires_at
+      WHERE idempotency_keys.expires_at <= @now
+    `),
+    dropClaim: db.prepare("DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND state = 'running' AND owner = ?"),
+    deleteExpiredChunk: db.prepare(`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ${DELETE_CHUNK})`),
+  };
 }
