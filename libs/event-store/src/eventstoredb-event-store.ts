@@ -37,7 +37,7 @@ import {
   WrongExpectedRevisionError,
 } from './event-store.port';
 import { backoffDelay, Sleeper } from '@lib/shared';
-import { handOver } from './sleeper';
+import { handOver } from './hand-over';
 
 export interface EventStoreDbEventStoreOptions {
   /** Source of event ids (EventStoreDB requires UUIDs); defaults to random UUIDs. */

@@ -17,7 +17,7 @@ import {
   WrongExpectedRevisionError,
 } from './event-store.port';
 import { backoffDelay, Sleeper } from '@lib/shared';
-import { handOver } from './sleeper';
+import { handOver } from './hand-over';
 
 export interface SqliteEventStoreOptions {
   /** Database file (its directory is created if missing), or `':memory:'` for tests. */
