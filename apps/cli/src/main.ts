@@ -4,7 +4,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Projection } from '@lib/event-sourcing';
-import { openEventStore, openReadStore } from '@lib/runtime/stores';
+import { EMBEDDED_FILES, openEventStore, openReadStore } from '@lib/runtime/stores';
 import { ConfigError, loadConfig, type AppConfig } from '@lib/shared';
 import { auditExport, auditQuoteCommand, EXIT, projectionStatus, rebuild, skipRelayToHead, type CliContext } from './commands';
 import { watchOutput } from './output';
@@ -39,9 +39,6 @@ function count(name: string, value: string | undefined, least: number): number |
   return n;
 }
 
-/** The embedded event log's file in DATA_DIR (libs/runtime/src/stores.ts). */
-const EVENT_LOG_FILE = 'events.db';
-
 /**
  * The embedded stores open a DATA_DIR that does not exist as a new, empty one: a mistyped
  * DATA_DIR would show a log of no events, an unknown quote, an empty export — or rebuild nothing
@@ -51,8 +48,8 @@ function requireDataDir(config: AppConfig): void {
   if (config.eventStoreUrl && config.mongodbUrl) return;
   const help = 'set DATA_DIR to the directory of the apps\' stores (or EVENTSTORE_URL / MONGODB_URL to their engines)';
   if (!statSync(config.dataDir, { throwIfNoEntry: false })?.isDirectory()) throw new ConfigError('DATA_DIR', `(${config.dataDir}) is not an existing directory: ${help}`);
-  if (!config.eventStoreUrl && !existsSync(join(config.dataDir, EVENT_LOG_FILE))) {
-    throw new ConfigError('DATA_DIR', `(${config.dataDir}) holds no event log (${EVENT_LOG_FILE}): ${help}`);
+  if (!config.eventStoreUrl && !existsSync(join(config.dataDir, EMBEDDED_FILES.eventStore))) {
+    throw new ConfigError('DATA_DIR', `(${config.dataDir}) holds no event log (${EMBEDDED_FILES.eventStore}): ${help}`);
   }
 }
 
