@@ -15,3 +15,17 @@ const MINOR_UNIT_EXCEPTIONS: Readonly<Record<string, number>> = {
 export function minorUnits(currency: string): number {
   return MINOR_UNIT_EXCEPTIONS[currency.trim().toUpperCase()] ?? 2;
 }
+
+/** The most decimals a quantity, a unit price or a tax rate is stored with (line items, quote terms). */
+export const STORED_DECIMALS = { quantity: 6, unitPrice: 6, taxRate: 4 } as const;
+
+/**
+ * Intl's currency options that show an amount as it is stored: exactly the minor unit, or for a
+ * unit price at least the minor unit and every decimal it may have. Intl's own default differs
+ * for some currencies (none for HUF, COP, IDR…), which would print lines that do not add up. The
+ * PDF, the e-mail and the customer pages all format with these.
+ */
+export function currencyFormatOptions(currency: string, kind: 'amount' | 'unitPrice' = 'amount'): Intl.NumberFormatOptions {
+  const digits = minorUnits(currency);
+  return { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: kind === 'amount' ? digits : Math.max(digits, STORED_DECIMALS.unitPrice) };
+}

@@ -1,7 +1,7 @@
 import Decimal from 'decimal.js';
 import { minorUnits } from './minor-units';
 
-export { minorUnits } from './minor-units';
+export { currencyFormatOptions, minorUnits, STORED_DECIMALS } from './minor-units';
 
 /**
  * Money arithmetic on decimal.js. Amounts travel through the API as JSON numbers but are never

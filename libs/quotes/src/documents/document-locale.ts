@@ -1,4 +1,4 @@
-import { minorUnits } from '@lib/shared';
+import { currencyFormatOptions, STORED_DECIMALS } from '@lib/shared';
 
 /** The languages of the documents the product writes (PDFs, e-mails). */
 export const DOCUMENT_LOCALES = ['en', 'de', 'nl'] as const;
@@ -18,30 +18,24 @@ export function documentLocale(...candidates: Array<string | null | undefined>):
 /** Intl separates with non-breaking spaces; the PDF's standard fonts and plain-text mail want plain ones. */
 const plain = (text: string) => text.replace(/[\u00a0\u202f]/g, ' ');
 
-/**
- * An amount as it is stored: exactly the currency's minor unit (`2.013,15 HUF`, `IQD 1,250.000`,
- * `¥100`). Intl's own default differs for some currencies (none for HUF, COP, IDR…), and rounding
- * the printed lines and totals each on their own would print figures that do not add up.
- */
+/** An amount as it is stored: exactly the currency's minor unit (`2.013,15 HUF`, `IQD 1,250.000`, `¥100`). */
 export function formatMoney(amount: number, currency: string, locale: DocumentLocale): string {
-  const digits = minorUnits(currency);
-  return plain(new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits }).format(amount));
+  return plain(new Intl.NumberFormat(locale, currencyFormatOptions(currency)).format(amount));
 }
 
-/** A unit price: at least the minor unit, and every decimal it may be stored with (6), so `€0.125` is not shown as `€0.13`. */
+/** A unit price with every decimal it may be stored with, so `€0.125` is not shown as `€0.13`. */
 export function formatUnitPrice(amount: number, currency: string, locale: DocumentLocale): string {
-  const digits = minorUnits(currency);
-  return plain(new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: Math.max(digits, 6) }).format(amount));
+  return plain(new Intl.NumberFormat(locale, currencyFormatOptions(currency, 'unitPrice')).format(amount));
 }
 
-/** A quantity (or count) with every decimal it may be stored with (6): `1.2345` is not shown as `1.235`. */
+/** A quantity (or count) with every decimal it may be stored with: `1.2345` is not shown as `1.235`. */
 export function formatQuantity(value: number, locale: DocumentLocale): string {
-  return plain(new Intl.NumberFormat(locale, { maximumFractionDigits: 6 }).format(value));
+  return plain(new Intl.NumberFormat(locale, { maximumFractionDigits: STORED_DECIMALS.quantity }).format(value));
 }
 
-/** A tax rate in percent with every decimal it may be stored with (4): `7.6875`. */
+/** A tax rate in percent with every decimal it may be stored with: `7.6875`. */
 export function formatTaxRate(percent: number, locale: DocumentLocale): string {
-  return plain(new Intl.NumberFormat(locale, { maximumFractionDigits: 4 }).format(percent));
+  return plain(new Intl.NumberFormat(locale, { maximumFractionDigits: STORED_DECIMALS.taxRate }).format(percent));
 }
 
 export function formatDate(at: number, locale: DocumentLocale): string {
@@ -52,7 +46,7 @@ export function formatDate(at: number, locale: DocumentLocale): string {
  * An instant to the minute, in UTC and saying so: `March 24, 2026 at 2:37 PM UTC`. The seconds are
  * cut off (Intl does not round), so the time shown is never later than the instant.
  */
-export function formatDateTime(at: number, locale: DocumentLocale): string {
+function formatDateTime(at: number, locale: DocumentLocale): string {
   return `${plain(new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(at))} UTC`;
 }
 

@@ -7,8 +7,6 @@ import { SUBMISSION_STATUSES } from '../domain/submission.events';
 
 export const EXTERNAL_REF_MAX = 200;
 
-/** Query integers: only plain digit strings convert, so `""`, `1.5` or `1e3` stay strings and fail validation. */
-
 export class ListSubmissionsQuery extends PageQuery {
   @ApiPropertyOptional({ enum: SUBMISSION_STATUSES })
   @IsOptional() @IsIn(SUBMISSION_STATUSES)

@@ -97,10 +97,9 @@ function readComponents(
   index: TemplateIndex,
   product: { width?: number; height?: number },
 ): ConfiguredComponent[] | undefined {
-  // A product built from components is nothing without one: the frame alone is no window.
-  if (value === undefined && index.components.size === 0) return [];
   const entries = readArray(errors, value ?? [], 'components', CONFIGURATION_LIMITS.components);
   if (!entries) return undefined;
+  // A product built from components is nothing without one: the frame alone is no window.
   if (entries.length === 0 && index.components.size > 0) {
     errors.add('components', 'needs at least one component: this template is built from components');
     return undefined;

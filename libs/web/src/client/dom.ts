@@ -122,4 +122,4 @@ export function showErrors(slots: Map<string, HTMLElement>, messages: Map<string
 
 export { fill };
 
-export { dateFormat, dateTimeFormat, moneyFormat, unitPriceFormat } from './formats';
+export { dateFormat, dateTimeFormat, moneyFormat, quantityFormat, taxRateFormat, unitPriceFormat } from './formats';

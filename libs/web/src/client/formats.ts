@@ -1,20 +1,24 @@
-import { minorUnits } from '../../../shared/src/minor-units';
+import { currencyFormatOptions, STORED_DECIMALS } from '../../../shared/src/minor-units';
 import type { Locale } from './locale';
 
-/**
- * Amounts as they are stored: exactly the currency's minor unit, as the PDF and the e-mail show
- * them. Intl's own default differs for some currencies (none for HUF, COP, IDR…), which would show
- * lines that do not add up to the total.
- */
+/** Amounts as they are stored and as the PDF prints them: exactly the currency's minor unit. */
 export function moneyFormat(locale: Locale, currency: string): Intl.NumberFormat {
-  const digits = minorUnits(currency);
-  return new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits });
+  return new Intl.NumberFormat(locale, currencyFormatOptions(currency));
 }
 
-/** A unit price: at least the minor unit and every decimal it may be stored with (6), so €0.125 is not shown as €0.13. */
+/** A unit price with every decimal it may be stored with, so €0.125 is not shown as €0.13. */
 export function unitPriceFormat(locale: Locale, currency: string): Intl.NumberFormat {
-  const digits = minorUnits(currency);
-  return new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: Math.max(digits, 6) });
+  return new Intl.NumberFormat(locale, currencyFormatOptions(currency, 'unitPrice'));
+}
+
+/** Quantities with every decimal they may be stored with. */
+export function quantityFormat(locale: Locale): Intl.NumberFormat {
+  return new Intl.NumberFormat(locale, { maximumFractionDigits: STORED_DECIMALS.quantity });
+}
+
+/** Tax rates with every decimal they may be stored with. */
+export function taxRateFormat(locale: Locale): Intl.NumberFormat {
+  return new Intl.NumberFormat(locale, { maximumFractionDigits: STORED_DECIMALS.taxRate });
 }
 
 export function dateFormat(locale: Locale): Intl.DateTimeFormat {

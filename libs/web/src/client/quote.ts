@@ -1,4 +1,4 @@
-import { api, dateFormat, dateTimeFormat, el, fill, languageSwitch, moneyFormat, pageContext, unitPriceFormat } from './dom';
+import { api, dateFormat, dateTimeFormat, el, fill, languageSwitch, moneyFormat, pageContext, quantityFormat, taxRateFormat, unitPriceFormat } from './dom';
 import { QUOTE } from './quote.messages';
 
 interface CustomerQuote {
@@ -27,10 +27,8 @@ const path = `quotes/${encodeURIComponent(token)}`;
 const app = document.getElementById('app')!;
 const date = dateFormat(context.locale);
 const dateTime = dateTimeFormat(context.locale);
-/** Quantities with every decimal they may be stored with (6). */
-const numbers = new Intl.NumberFormat(context.locale, { maximumFractionDigits: 6 });
-/** Tax rates with every decimal they may be stored with (4). */
-const rates = new Intl.NumberFormat(context.locale, { maximumFractionDigits: 4 });
+const numbers = quantityFormat(context.locale);
+const rates = taxRateFormat(context.locale);
 
 /** Sent or viewed, and not past its validity (the expiry check may not have run yet). */
 const actionable = (q: CustomerQuote) => (q.status === 'sent' || q.status === 'viewed') && Date.now() < q.validUntil;
