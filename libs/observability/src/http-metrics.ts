@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Metrics } from './metrics';
 
 /**
@@ -7,7 +7,19 @@ import type { Metrics } from './metrics';
  */
 export function registerHttpMetrics(fastify: FastifyInstance, metrics: Metrics): void {
   fastify.addHook('onResponse', (request, reply, done) => {
-    metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
+    countRequest(metrics, request, reply);
     done();
   });
+}
+
+/**
+ * Counts a request whose reply the handler hijacked (a stream: Fastify runs no onResponse hook
+ * for it) when its connection closes, as registerHttpMetrics counts every other one.
+ */
+export function countWhenClosed(metrics: Metrics, request: FastifyRequest, reply: FastifyReply): void {
+  reply.raw.once('close', () => countRequest(metrics, request, reply));
+}
+
+function countRequest(metrics: Metrics, request: FastifyRequest, reply: FastifyReply): void {
+  metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.raw.statusCode, reply.elapsedTime);
 }

@@ -38,6 +38,11 @@ export const pdfStatusOf = (record: QuotePdfRecord): PdfStatus => API_STATUS[rec
 
 export const quotePdfId = (quoteId: string, version: number) => `${quoteId}:v${version}`;
 
+/** The record to be generated again: fresh bookkeeping (no attempts, due after the schedule's first delay), no file yet, `changes` on top. */
+export function rearmed(current: QuotePdfRecord, now: number, schedule: readonly number[], changes: Partial<QuotePdfRecord> = {}): QuotePdfRecord {
+  return { ...current, ...newJob(current.id, now, schedule), createdAt: current.createdAt, _rev: current._rev, fileKey: null, generatedAt: null, ...changes };
+}
+
 @Injectable()
 export class QuotePdfJobs extends JobStore<QuotePdfRecord> {
   constructor(reads: ReadStore) {
@@ -140,7 +145,7 @@ export class QuotePdfReactor implements Reactor {
       const next: QuotePdfRecord =
         current.fingerprint === fingerprint
           ? { ...current, contentPosition: position }
-          : { ...current, ...fresh, createdAt: current.createdAt, _rev: current._rev, content, fingerprint, contentPosition: position, fileKey: null, generatedAt: null };
+          : rearmed(current, now, this.config.pdfRetryScheduleMs, { content, fingerprint, contentPosition: position });
       if (await this.jobs.compareAndSet(current, next)) return next.status === 'pending';
     }
     this.logger.warn(`the PDF of ${id} changed concurrently ${WRITE_RETRIES} times; the event will be retried`);

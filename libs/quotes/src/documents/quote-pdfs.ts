@@ -3,9 +3,8 @@ import { FileStore } from '@lib/file-store';
 import { APP_CONFIG, Clock, NotFound, type AppConfig } from '@lib/shared';
 import { DocumentSignal } from './document-signal';
 import { FileLinks, quotePdfPath } from './file-links';
-import { newJob } from './job-queue';
 import { pdfFileName } from './quote-documents.worker';
-import { pdfStatusOf, QuotePdfJobs, type PdfStatus, type QuotePdfRecord } from './quote-pdf-jobs';
+import { pdfStatusOf, QuotePdfJobs, rearmed, type PdfStatus, type QuotePdfRecord } from './quote-pdf-jobs';
 
 export interface PdfView {
   status: PdfStatus | null;
@@ -53,9 +52,7 @@ export class QuotePdfs {
   }
 
   private async regenerate(record: QuotePdfRecord): Promise<void> {
-    const now = this.clock.now();
-    const fresh = newJob(record.id, now, this.config.pdfRetryScheduleMs);
-    const next: QuotePdfRecord = { ...record, ...fresh, createdAt: record.createdAt, _rev: record._rev, fileKey: null, generatedAt: null, lastError: 'the file was missing; generated again' };
+    const next = rearmed(record, this.clock.now(), this.config.pdfRetryScheduleMs, { lastError: 'the file was missing; generated again' });
     // Lost to another writer: that one re-armed or regenerated it.
     if (!(await this.jobs.compareAndSet(record, next))) return;
     this.logger.warn(`the PDF file of ${record.id} was missing (${record.fileKey}); it is generated again`);

@@ -3,7 +3,7 @@ import { Controller, Get, Inject, Optional, Param, Query, Req, Res } from '@nest
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiErrors, bearerToken } from '@lib/http';
-import { Metrics } from '@lib/observability';
+import { countWhenClosed, Metrics } from '@lib/observability';
 import { SessionReader } from '../application/session-reader';
 import { SessionEventStreams } from '../live/session-event-streams';
 
@@ -41,7 +41,7 @@ export class SessionStreamController {
     // From here on the response is ours: Fastify must neither send nor time it out, nor count it in
     // the request metrics (its onResponse hook does not run), so the stream is counted when it ends.
     reply.hijack();
-    reply.raw.once('close', () => this.metrics?.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.raw.statusCode, reply.elapsedTime));
+    if (this.metrics) countWhenClosed(this.metrics, request, reply);
     await this.streams.serve(sessionId, reply.raw, reply.getHeaders() as OutgoingHttpHeaders);
   }
 }

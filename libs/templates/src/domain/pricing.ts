@@ -87,7 +87,12 @@ interface LineLabels {
   outside: string;
 }
 
-const percentIn = (locale: LabelLocale, percent: number) => new Intl.NumberFormat(locale, { maximumFractionDigits: 4 }).format(percent);
+const PERCENT: Record<LabelLocale, Intl.NumberFormat> = {
+  en: new Intl.NumberFormat('en', { maximumFractionDigits: 4 }),
+  de: new Intl.NumberFormat('de', { maximumFractionDigits: 4 }),
+  nl: new Intl.NumberFormat('nl', { maximumFractionDigits: 4 }),
+};
+const percentIn = (locale: LabelLocale, percent: number) => PERCENT[locale].format(percent);
 
 /**
  * Descriptions of base lines whose rule names none, in the session's language (the customer reads
