@@ -482,7 +482,8 @@ describe('the customer pages in a browser', () => {
     await expect(subtotal.textContent()).resolves.not.toBe(price);
     await expect(page.getByRole('button', { name: 'Retry now' }).isVisible()).resolves.toBe(false);
 
-    // The service failing: retries back off (1 s, 2 s, then 5 s); "Retry now" does not wait for them.
+    // The service failing: the save is tried again by itself (the delays are the page's
+    // RETRY_DELAYS_MS; only the count is checked here); "Retry now" does not wait for the next one.
     let failed = 0;
     await page.route('**/storefront/v1/sessions/*/configuration', (route) => {
       failed++;
@@ -549,14 +550,14 @@ describe('the customer pages in a browser', () => {
     await expect(page.getByText('Samen zijn de onderdelen').count()).resolves.toBe(0);
   });
 
-  it('keeps what the customer typed on the quote page when an answer fails, and says so even when the quote cannot be reloaded', async () => {
+  it('keeps what the customer typed on the quote page when an answer fails, and says so also when the network is down', async () => {
     const { quoteId, mail } = await sentQuote();
     await page.goto(mail.quoteUrl);
     await page.getByLabel('Your name (optional)').fill('Ada Lovelace');
     await page.getByLabel('Reason (optional)').fill('Too expensive');
     const decline = page.getByRole('button', { name: 'Decline quote' });
 
-    // The network is down: neither the answer nor a reload gets through.
+    // The network is down: the answer does not get through.
     await page.route('**/storefront/v1/quotes/**', (route) => route.abort('internetdisconnected'));
     await decline.click();
     await page.getByRole('alert').filter({ hasText: 'That did not work. Please try again.' }).waitFor();
