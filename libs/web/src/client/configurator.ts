@@ -647,12 +647,12 @@ class Configurator {
     const configuration = this.configuration();
     // A size that is not a number cannot be sent as one; the API would only say "must be a number" too.
     const unreadable: FieldError[] = [];
-    if (configuration.width === null) unreadable.push({ path: 'width', message: 'must be a whole number' });
-    if (configuration.height === null) unreadable.push({ path: 'height', message: 'must be a whole number' });
+    if (configuration.width === null) unreadable.push({ path: 'width', message: 'must be a number' });
+    if (configuration.height === null) unreadable.push({ path: 'height', message: 'must be a number' });
     if (configuration.unitAmount === null) unreadable.push({ path: 'unitAmount', message: 'must be a whole number' });
     configuration.components.forEach((c, i) => {
-      if (c.width === null) unreadable.push({ path: `components[${i}].width`, message: 'must be a whole number' });
-      if (c.height === null) unreadable.push({ path: `components[${i}].height`, message: 'must be a whole number' });
+      if (c.width === null) unreadable.push({ path: `components[${i}].width`, message: 'must be a number' });
+      if (c.height === null) unreadable.push({ path: `components[${i}].height`, message: 'must be a number' });
     });
     if (unreadable.length) {
       this.invalid(unreadable);
