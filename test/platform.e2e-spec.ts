@@ -252,6 +252,34 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       expect(eleventh.status).toBe(422);
     });
 
+    it('pages the key list newest first like every list, and refuses a parameter it does not know', async () => {
+      const fresh = await app.createOrganization();
+      const base = `/admin/v1/organizations/${fresh.organizationId}/api-keys`;
+      for (const name of ['third', 'fourth', 'fifth']) expect((await app.request('POST', base, { token: ADMIN_TOKEN, body: { name } })).status).toBe(201);
+      const all = await app.request('GET', base, { token: ADMIN_TOKEN });
+      expect(all.body.nextCursor).toBeNull();
+      const keys = all.body.data as Array<{ id: string; name: string; createdAt: number }>;
+      expect(keys.map((k) => k.name).slice(0, 3)).toEqual(['fifth', 'fourth', 'third']);
+      expect(keys.every((k, i) => i === 0 || keys[i - 1].createdAt > k.createdAt || (keys[i - 1].createdAt === k.createdAt && keys[i - 1].id > k.id))).toBe(true);
+
+      const pages: string[][] = [];
+      let cursor: string | null = null;
+      do {
+        const page: { status: number; body: { data: Array<{ id: string }>; nextCursor: string | null } } = await app.request('GET', `${base}?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: ADMIN_TOKEN });
+        expect(page.status).toBe(200);
+        pages.push(page.body.data.map((k) => k.id));
+        cursor = page.body.nextCursor;
+      } while (cursor);
+      expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+      expect(pages.flat()).toEqual(keys.map((k) => k.id));
+
+      const unknown = await app.request('GET', `${base}?limt=2`, { token: ADMIN_TOKEN });
+      expect(unknown.status).toBe(422);
+      expect(unknown.body.error.details.fields.map((f: { path: string }) => f.path)).toEqual(['limt']);
+      const foreign = await app.request('GET', `${base}?cursor=${encodeURIComponent(Buffer.from(JSON.stringify({ l: 'templates', a: [1, 'x'] })).toString('base64url'))}`, { token: ADMIN_TOKEN });
+      expect(foreign.status).toBe(422);
+    });
+
     it('rotates the signing secret', async () => {
       const first = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
       const second = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });

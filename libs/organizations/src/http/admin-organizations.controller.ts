@@ -1,12 +1,15 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminGuard, ApiErrors, ShowsSecretOnce } from '@lib/http';
+import { AdminGuard, ApiErrors, decodeCursor, encodeCursor, pageLimit, PageQuery, ShowsSecretOnce } from '@lib/http';
 import { APP_CONFIG, stripHtml, ValidationFailed, type AppConfig } from '@lib/shared';
 import { assertWebhookUrlsAllowed } from '@lib/webhooks/transport/webhook-url-policy';
 import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type CreatedApiKey } from '../application/organization.commands';
 import { OrganizationDirectory, toAdminOrganization } from '../application/organization-directory';
 import { AdminOrganizationResponse, ApiKeyListResponse, CreateApiKeyDto, CreateOrganizationDto, SigningSecretResponse, UpdateOrganizationDto } from './organization.dto';
+
+/** The cursor tag of the API-key list. */
+const API_KEYS = 'api-keys';
 
 /** What a PATCH may change; a PATCH with none of them is refused rather than answered as a no-op. */
 const ORGANIZATION_PATCH_FIELDS = ['name', 'locale', 'unitSystem', 'currency', 'plan', 'settings'] as const;
@@ -81,10 +84,19 @@ export class AdminOrganizationsController {
   }
 
   @Get(':orgId/api-keys')
+  @ApiOperation({ summary: 'List the active API keys, newest first (by `createdAt`, then `id`), never their secret' })
   @ApiOkResponse({ type: ApiKeyListResponse })
-  async listApiKeys(@Param('orgId') orgId: string) {
+  async listApiKeys(@Param('orgId') orgId: string, @Query() query: PageQuery) {
+    const after = decodeCursor(API_KEYS, query.cursor);
     const org = await this.directory.get(orgId);
-    return { data: org.apiKeys.filter((k) => k.revokedAt === null).map(({ revokedAt: _r, ...key }) => key), nextCursor: null };
+    const newestFirst = org.apiKeys
+      .filter((k) => k.revokedAt === null)
+      .map(({ revokedAt: _r, ...key }) => key)
+      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const rest = after ? newestFirst.filter((k) => k.createdAt < (after[0] as number) || (k.createdAt === after[0] && k.id < (after[1] as string))) : newestFirst;
+    const data = rest.slice(0, pageLimit(query));
+    const last = data.at(-1);
+    return { data, nextCursor: rest.length > data.length && last ? encodeCursor(API_KEYS, [last.createdAt, last.id]) : null };
   }
 
   @Delete(':orgId/api-keys/:keyId')

@@ -143,7 +143,7 @@ export class ApiKeyResponse {
 
 export class ApiKeyListResponse {
   @ApiProperty({ type: [ApiKeyResponse], description: 'active keys, never their secret' }) data: ApiKeyResponse[];
-  @ApiProperty({ type: String, nullable: true, description: 'always null: an organization has at most 10 active keys' }) nextCursor: null;
+  @ApiProperty({ type: String, nullable: true, description: 'the next page, or null on the last (an organization has at most 10 active keys)' }) nextCursor: string | null;
 }
 
 export class SigningSecretResponse {
