@@ -1,4 +1,4 @@
-import { inDisplayOrder } from '@lib/submissions';
+import { inDisplayOrder, sortedIfEveryHas } from '@lib/submissions';
 import { ITEM_TYPES, type ItemType } from '@lib/templates';
 import type { QuoteLineInput } from '../domain/quote.events';
 
@@ -23,7 +23,7 @@ const isItemType = (value: unknown): value is ItemType => (ITEM_TYPES as readonl
  * `itemType` are `other`.
  */
 export function toQuoteLines(items: readonly IncomingLineItem[]): QuoteLineInput[] {
-  const ordered = items.every((i) => i.order !== undefined) ? [...items].sort((a, b) => a.order! - b.order!) : inDisplayOrder(items);
+  const ordered = sortedIfEveryHas(items, 'order') ?? inDisplayOrder(items);
   return ordered.map((item) => ({
     description: item.description,
     quantity: item.quantity,

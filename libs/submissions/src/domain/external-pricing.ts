@@ -33,11 +33,16 @@ export function priceExternalLineItems(items: readonly ExternalLineInput[], curr
   return { lineItems, subtotal: computeTotals(lineItems, 0, currency).subtotal };
 }
 
+/** A copy sorted by `key` when every item has one, ties kept in array order; null when one has none. */
+export function sortedIfEveryHas<K extends string, T extends Partial<Record<K, number>>>(items: readonly T[], key: K): T[] | null {
+  if (!items.every((item) => item[key] !== undefined)) return null;
+  return [...items].sort((a, b) => a[key]! - b[key]!);
+}
+
 /**
  * Items in display order (api-v1 adjustment line item `sortOffset`): sorted by it only when every
- * item has one, ties kept in array order; otherwise the array order stands. A copy either way.
+ * item has one; otherwise the array order stands. A copy either way.
  */
 export function inDisplayOrder<T extends { sortOffset?: number }>(items: readonly T[]): T[] {
-  if (!items.every((item) => item.sortOffset !== undefined)) return [...items];
-  return [...items].sort((a, b) => a.sortOffset! - b.sortOffset!);
+  return sortedIfEveryHas(items, 'sortOffset') ?? [...items];
 }
