@@ -28,6 +28,12 @@ async function download(app: TestApp, url: string) {
   return { status: response.statusCode, headers: response.headers, bytes: response.rawPayload, json: () => JSON.parse(response.body) };
 }
 
+/** The PDF attached to a raw mail message, as the mailers write it: its file name and its bytes; null when there is none. */
+function pdfAttachment(raw: string): { filename: string; pdf: Buffer } | null {
+  const found = /Content-Type: application\/pdf; name=([^\r\n]+)\r?\nContent-Transfer-Encoding: base64\r?\nContent-Disposition: attachment; filename=[^\r\n]+\r?\n\r?\n([A-Za-z0-9+/=\r\n]+)/.exec(raw);
+  return found && { filename: found[1], pdf: Buffer.from(found[2].replace(/\s/g, ''), 'base64') };
+}
+
 describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
   let app: TestApp;
   let f: QuoteFixtures;
@@ -136,8 +142,7 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
     expect(eml).toContain(`Content-Type: application/pdf; name=${quote.quoteNumber}-v1.pdf`);
     expect(eml.replace(/=\r?\n/g, '')).toContain(mail.quoteUrl);
     // Sent in Dutch to an English customer: the attached PDF is Dutch too, like the message.
-    const attached = /Content-Type: application\/pdf; name=[^\r\n]+\r?\nContent-Transfer-Encoding: base64\r?\nContent-Disposition: attachment; filename=[^\r\n]+\r?\n\r?\n([A-Za-z0-9+/=\r\n]+)/.exec(eml);
-    const attachedText = pdfText(Buffer.from(attached![1].replace(/\s/g, ''), 'base64'));
+    const attachedText = pdfText(pdfAttachment(eml)!.pdf);
     expect(attachedText).toContain('Offertenummer');
     expect(attachedText).not.toContain('Quote number');
     // the file is written before the delivery record is marked sent
@@ -298,9 +303,9 @@ describe('quote e-mail over SMTP (SMTP_URL, a real smtp-server in the test)', ()
     expect(link).not.toBeNull();
     // the link in the mail is the customer's link: it opens the quote on the storefront
     expect((await app.request('GET', `/storefront/v1/quotes/${link![1]}`)).body.quoteNumber).toBe(quote.quoteNumber);
-    const attachment = /Content-Type: application\/pdf; name=([^\r\n]+)\r?\nContent-Transfer-Encoding: base64\r?\nContent-Disposition: attachment; filename=[^\r\n]+\r?\n\r?\n([A-Za-z0-9+/=\r\n]+)/.exec(message.raw);
-    expect(attachment?.[1]).toBe(`${quote.quoteNumber}-v1.pdf`);
-    const pdf = Buffer.from(attachment![2].replace(/\s/g, ''), 'base64');
+    const attachment = pdfAttachment(message.raw);
+    expect(attachment?.filename).toBe(`${quote.quoteNumber}-v1.pdf`);
+    const { pdf } = attachment!;
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
     expect(pdfText(pdf)).toContain(`Angebot`);
     expect(pdfText(pdf)).toContain(quote.quoteNumber);

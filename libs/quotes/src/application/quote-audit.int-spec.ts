@@ -34,7 +34,7 @@ async function decidedQuoteStores(): Promise<{ events: SqliteEventStore; reads: 
   return { events, reads };
 }
 
-describe('auditQuote: the customer link', () => {
+describe('auditQuote', () => {
   let events: SqliteEventStore;
   let reads: SqliteReadStore;
 
@@ -46,80 +46,71 @@ describe('auditQuote: the customer link', () => {
     await events.close();
   });
 
-  const storedLink = async () => (await reads.get<QuoteLinkDocument>(QUOTE_LINKS, LINK.tokenHash))!;
-  const store = (link: QuoteLinkDocument) => reads.upsert([{ collection: QUOTE_LINKS, document: link }]);
+  describe('the customer link', () => {
+    const storedLink = async () => (await reads.get<QuoteLinkDocument>(QUOTE_LINKS, LINK.tokenHash))!;
+    const store = (link: QuoteLinkDocument) => reads.upsert([{ collection: QUOTE_LINKS, document: link }]);
 
-  it('given the read model as the projector wrote it, then the audit finds no difference', async () => {
-    expect(await storedLink()).toMatchObject({ status: 'accepted', offer: { version: 2, total: 109 } });
-    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([]);
-  });
-
-  it('given a stored link whose offer differs from what was sent, then the audit names the link and the field', async () => {
-    const link = await storedLink();
-    await store({ ...link, offer: { ...link.offer, total: 1 } });
-    const { mismatches } = (await auditQuote(events, reads, QUOTE))!;
-    expect(mismatches).toEqual([`link ${LINK.tokenHash}.offer.total: replay 109, stored 1`]);
-    expect(mismatches.join('\n')).not.toContain(TOKEN);
-  });
-
-  it('given a stale stored link status, then the audit reports it', async () => {
-    await store({ ...(await storedLink()), status: 'viewed', respondedAt: null });
-    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([
-      `link ${LINK.tokenHash}.status: replay "accepted", stored "viewed"`,
-      `link ${LINK.tokenHash}.respondedAt: replay ${T0 + 5}, stored null`,
-    ]);
-  });
-
-  it('given the stored link is missing, then the audit reports it', async () => {
-    await reads.delete(QUOTE_LINKS, LINK.tokenHash);
-    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${LINK.tokenHash}: replay has it, the store has nothing`]);
-  });
-
-  it('given a stored link the quote was never sent with, then the audit reports it, and a link of another quote is not its concern', async () => {
-    const stray = hashQuoteToken('never-sent');
-    await store({ ...(await storedLink()), id: stray });
-    await store({ ...(await storedLink()), id: hashQuoteToken('other-quote'), quoteId: 'quo_2' });
-    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${stray}: stored, but the replay never sent the quote with it`]);
-  });
-
-  it('given the link stored under another quote, then the audit names the quote it opens', async () => {
-    await store({ ...(await storedLink()), quoteId: 'quo_2' });
-    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${LINK.tokenHash}.quoteId: replay "${QUOTE}", stored "quo_2"`]);
-  });
-});
-
-describe('auditQuote: a stored version snapshot with a field missing or extra', () => {
-  let events: SqliteEventStore;
-  let reads: SqliteReadStore;
-
-  beforeEach(async () => {
-    ({ events, reads } = await decidedQuoteStores());
-  });
-  afterEach(async () => {
-    await reads.close();
-    await events.close();
-  });
-
-  /** The newest stored version entry, its snapshot changed by `tamper`; returns its seq. */
-  async function tamperNewestVersion(tamper: (snapshot: Record<string, unknown>) => Record<string, unknown>): Promise<number> {
-    const [stored] = (await reads.find<QuoteVersionDocument>(QUOTE_VERSIONS, { filter: { quoteId: QUOTE }, sort: [{ field: 'seq', direction: 'desc' }], limit: 1 })).items;
-    const snapshot = tamper({ ...(stored.snapshot as unknown as Record<string, unknown>) });
-    await reads.upsert([{ collection: QUOTE_VERSIONS, document: { ...stored, snapshot } }]);
-    return stored.seq;
-  }
-
-  it('given a snapshot whose line items were removed, when audited, then the audit names the field as missing instead of failing', async () => {
-    const seq = await tamperNewestVersion((snapshot) => {
-      delete snapshot.lineItems;
-      return snapshot;
+    it('given the read model as the projector wrote it, then the audit finds no difference', async () => {
+      expect(await storedLink()).toMatchObject({ status: 'accepted', offer: { version: 2, total: 109 } });
+      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([]);
     });
-    const { mismatches } = (await auditQuote(events, reads, QUOTE))!;
-    expect(mismatches).toHaveLength(1);
-    expect(mismatches[0]).toMatch(new RegExp(`^version ${seq}\\.snapshot\\.lineItems: replay \\[.+, stored \\(missing\\)$`));
+
+    it('given a stored link whose offer differs from what was sent, then the audit names the link and the field', async () => {
+      const link = await storedLink();
+      await store({ ...link, offer: { ...link.offer, total: 1 } });
+      const { mismatches } = (await auditQuote(events, reads, QUOTE))!;
+      expect(mismatches).toEqual([`link ${LINK.tokenHash}.offer.total: replay 109, stored 1`]);
+      expect(mismatches.join('\n')).not.toContain(TOKEN);
+    });
+
+    it('given a stale stored link status, then the audit reports it', async () => {
+      await store({ ...(await storedLink()), status: 'viewed', respondedAt: null });
+      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([
+        `link ${LINK.tokenHash}.status: replay "accepted", stored "viewed"`,
+        `link ${LINK.tokenHash}.respondedAt: replay ${T0 + 5}, stored null`,
+      ]);
+    });
+
+    it('given the stored link is missing, then the audit reports it', async () => {
+      await reads.delete(QUOTE_LINKS, LINK.tokenHash);
+      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${LINK.tokenHash}: replay has it, the store has nothing`]);
+    });
+
+    it('given a stored link the quote was never sent with, then the audit reports it, and a link of another quote is not its concern', async () => {
+      const stray = hashQuoteToken('never-sent');
+      await store({ ...(await storedLink()), id: stray });
+      await store({ ...(await storedLink()), id: hashQuoteToken('other-quote'), quoteId: 'quo_2' });
+      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${stray}: stored, but the replay never sent the quote with it`]);
+    });
+
+    it('given the link stored under another quote, then the audit names the quote it opens', async () => {
+      await store({ ...(await storedLink()), quoteId: 'quo_2' });
+      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${LINK.tokenHash}.quoteId: replay "${QUOTE}", stored "quo_2"`]);
+    });
   });
 
-  it('given a snapshot with a field the replay does not make, when audited, then the audit names the extra field', async () => {
-    const seq = await tamperNewestVersion((snapshot) => ({ ...snapshot, discount: 5 }));
-    expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`version ${seq}.snapshot.discount: replay (missing), stored 5`]);
+  describe('a stored version snapshot with a field missing or extra', () => {
+    /** The newest stored version entry, its snapshot changed by `tamper`; returns its seq. */
+    async function tamperNewestVersion(tamper: (snapshot: Record<string, unknown>) => Record<string, unknown>): Promise<number> {
+      const [stored] = (await reads.find<QuoteVersionDocument>(QUOTE_VERSIONS, { filter: { quoteId: QUOTE }, sort: [{ field: 'seq', direction: 'desc' }], limit: 1 })).items;
+      const snapshot = tamper({ ...(stored.snapshot as unknown as Record<string, unknown>) });
+      await reads.upsert([{ collection: QUOTE_VERSIONS, document: { ...stored, snapshot } }]);
+      return stored.seq;
+    }
+
+    it('given a snapshot whose line items were removed, when audited, then the audit names the field as missing instead of failing', async () => {
+      const seq = await tamperNewestVersion((snapshot) => {
+        delete snapshot.lineItems;
+        return snapshot;
+      });
+      const { mismatches } = (await auditQuote(events, reads, QUOTE))!;
+      expect(mismatches).toHaveLength(1);
+      expect(mismatches[0]).toMatch(new RegExp(`^version ${seq}\\.snapshot\\.lineItems: replay \\[.+, stored \\(missing\\)$`));
+    });
+
+    it('given a snapshot with a field the replay does not make, when audited, then the audit names the extra field', async () => {
+      const seq = await tamperNewestVersion((snapshot) => ({ ...snapshot, discount: 5 }));
+      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`version ${seq}.snapshot.discount: replay (missing), stored 5`]);
+    });
   });
 });

@@ -2,31 +2,19 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@lib/shared';
+import { sentQuote } from '../documents/testing/sent-quote';
 import type { QuoteSent } from '../domain/quote.events';
 import { FileQuoteMailer } from './quote-mailer';
 import { composeQuoteMail } from './quote-sent-mail.reactor';
 
-const sent = (locale: string): QuoteSent['data'] => ({
-  organizationId: 'org_1',
-  quoteId: 'quo_1',
-  quote: { id: 'quo_1', quoteNumber: 'Q-2026-000007', version: 2, status: 'sent', total: 1234.5, currency: 'EUR' },
-  customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
-  submission: { id: 'sub_1' },
-  recipients: ['ada@example.com', 'office@example.com'],
-  locale,
-  sentAt: Date.UTC(2026, 2, 1),
-  validUntil: Date.UTC(2026, 2, 31),
-  customerUrl: 'https://quotes.example.com/q/abc',
-  tokenHash: 'h',
-  resend: false,
-  at: Date.UTC(2026, 2, 1),
-});
+/** The sent quote's data with the customer's locale as sent, supported or not. */
+const sent = (locale: string): QuoteSent['data'] => ({ ...sentQuote().sent, locale });
 
 describe('quote e-mail', () => {
   it.each([
-    ['en', 'Your quote Q-2026-000007 from Fenster GmbH', '€1,234.50', 'March 31, 2026'],
-    ['de', 'Ihr Angebot Q-2026-000007 von Fenster GmbH', '1.234,50 €', '31. März 2026'],
-    ['nl', 'Uw offerte Q-2026-000007 van Fenster GmbH', '€ 1.234,50', '31 maart 2026'],
+    ['en', 'Your quote Q-2026-000007 from Fenster GmbH', '€1,493.75', 'March 31, 2026'],
+    ['de', 'Ihr Angebot Q-2026-000007 von Fenster GmbH', '1.493,75 €', '31. März 2026'],
+    ['nl', 'Uw offerte Q-2026-000007 van Fenster GmbH', '€ 1.493,75', '31 maart 2026'],
   ])('given locale %s, then subject, amount and date are in that language', (locale, subject, total, date) => {
     const mail = composeQuoteMail('ev-1', sent(locale), sent(locale).customerUrl!, 'Fenster GmbH');
     expect(mail).toMatchObject({ id: 'ev-1', to: ['ada@example.com', 'office@example.com'], locale, subject, quoteUrl: 'https://quotes.example.com/q/abc', quoteNumber: 'Q-2026-000007' });

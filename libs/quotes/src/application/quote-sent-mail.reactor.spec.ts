@@ -2,7 +2,7 @@ import { computeTotals, lineTotal, toMoneyNumber } from '@lib/shared';
 import type { DocumentLocale } from '../documents/document-locale';
 import { renderQuotePdf } from '../documents/quote-pdf';
 import { pdfText } from '../documents/testing/pdf-text';
-import type { QuoteSent } from '../domain/quote.events';
+import { sentQuote } from '../documents/testing/sent-quote';
 import { composeQuoteMail } from './quote-sent-mail.reactor';
 
 interface Sent {
@@ -14,33 +14,12 @@ interface Sent {
 }
 
 /** One sent quote as the PDF and the e-mail each receive it, its totals computed as the API computes them. */
-async function documents({ locale, currency, lines, taxRate, validUntil = Date.UTC(2026, 2, 31) }: Sent) {
-  const { subtotal, taxAmount, total } = computeTotals(lines, taxRate, currency);
-  const lineItems = lines.map((line, i) => ({ description: `Item ${i + 1}`, ...line, total: toMoneyNumber(lineTotal(line.quantity, line.unitPrice, currency)) }));
-  const pdf = await renderQuotePdf(
-    {
-      locale, unitSystem: 'metric', organization: { name: 'Fenster GmbH' }, customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
-      quoteNumber: 'Q-2026-000007', version: 2, reference: null, notes: null, currency, taxRate, validityDays: 30, validUntil,
-      issuedAt: Date.UTC(2026, 2, 1), product: null, lineItems, subtotal, taxAmount, total,
-    },
-    { compress: false },
-  );
-  const data: QuoteSent['data'] = {
-    organizationId: 'org_1',
-    quoteId: 'quo_1',
-    quote: { id: 'quo_1', quoteNumber: 'Q-2026-000007', version: 2, status: 'sent', total, currency },
-    customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
-    submission: { id: 'sub_1' },
-    recipients: ['ada@example.com'],
-    locale,
-    sentAt: Date.UTC(2026, 2, 1),
-    validUntil,
-    customerUrl: 'https://quotes.example.com/q/abc',
-    tokenHash: 'h',
-    resend: false,
-    at: Date.UTC(2026, 2, 1),
-  };
-  const mail = composeQuoteMail('ev-1', data, data.customerUrl!, 'Fenster GmbH');
+async function documents({ lines, ...terms }: Sent) {
+  const { subtotal, taxAmount, total } = computeTotals(lines, terms.taxRate, terms.currency);
+  const lineItems = lines.map((line, i) => ({ description: `Item ${i + 1}`, ...line, total: toMoneyNumber(lineTotal(line.quantity, line.unitPrice, terms.currency)) }));
+  const { content, sent } = sentQuote({ organization: { name: 'Fenster GmbH' }, reference: null, notes: null, product: null, ...terms, lineItems, subtotal, taxAmount, total });
+  const pdf = await renderQuotePdf(content, { compress: false });
+  const mail = composeQuoteMail('ev-1', sent, sent.customerUrl!, content.organization.name);
   return { pdf: pdfText(pdf).split('\n'), mail };
 }
 

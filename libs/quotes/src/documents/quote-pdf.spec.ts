@@ -1,30 +1,8 @@
 import { pdfPages, pdfText } from './testing/pdf-text';
+import { sentQuote } from './testing/sent-quote';
 import { renderQuotePdf, type QuotePdfContent } from './quote-pdf';
 
-const content = (overrides: Partial<QuotePdfContent> = {}): QuotePdfContent => ({
-  locale: 'en',
-  unitSystem: 'metric',
-  organization: { name: 'Fenster & Co' },
-  customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
-  quoteNumber: 'Q-2026-000007',
-  version: 2,
-  reference: 'Kitchen <east>',
-  notes: 'Delivery <b>before</b> May & "fitted"',
-  currency: 'EUR',
-  taxRate: 21,
-  validityDays: 30,
-  validUntil: Date.UTC(2026, 2, 31),
-  issuedAt: Date.UTC(2026, 2, 1),
-  product: { name: 'Tilt-turn window', width: 1200, height: 1400, unitAmount: 2 },
-  lineItems: [
-    { description: 'Frame <script>alert(1)</script>', quantity: 2, unitPrice: 450.5, total: 901 },
-    { description: 'Triple glazing', quantity: 1, unitPrice: 333.5, total: 333.5 },
-  ],
-  subtotal: 1234.5,
-  taxAmount: 259.25,
-  total: 1493.75,
-  ...overrides,
-});
+const content = (overrides: Partial<QuotePdfContent> = {}) => sentQuote(overrides).content;
 
 describe('quote PDF', () => {
   it('given a quote version, then the PDF shows organization, customer, number, version, lines, totals, validity and notes', async () => {
