@@ -578,6 +578,34 @@ describe('the customer pages in a browser', () => {
     expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^503 POST .+\/reject$/)]);
   });
 
+  it('says an answer did not work when the quote changed meanwhile and cannot be loaded again, and leaves the page as it was to try again', async () => {
+    const { quoteId, mail } = await sentQuote();
+    await page.goto(mail.quoteUrl);
+    await page.getByText(/^Version 1 · /).waitFor();
+    await page.getByLabel('Your name (optional)').fill('Ada Lovelace');
+    const confirm = page.getByLabel('I accept this quote with its prices and terms.');
+    await confirm.check();
+    const accept = page.getByRole('button', { name: 'Accept quote' });
+
+    // The organization starts a revision, so the acceptance is refused (409); loading the quote again fails.
+    expect((await apiCall('PATCH', `/quotes/${quoteId}`, { taxRate: 9, revise: true })).status).toBe(200);
+    await page.route('**/storefront/v1/quotes/*', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"code":"unavailable","message":"down"}}' }));
+    await accept.click();
+    await page.getByRole('alert').filter({ hasText: 'That did not work. Please try again.' }).waitFor();
+    await expect(page.getByText(/^Version 1 · /).count()).resolves.toBe(1);
+    await expect(page.getByLabel('Your name (optional)').inputValue()).resolves.toBe('Ada Lovelace');
+    await expect(confirm.isChecked()).resolves.toBe(true);
+    await expect(accept.isEnabled()).resolves.toBe(true);
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^409 POST .+\/accept$/), expect.stringMatching(/^503 GET .+\/quotes\/[^/]+$/)]);
+
+    // Tried again once the quote loads: the page shows the revision under way.
+    await page.unroute('**/storefront/v1/quotes/*');
+    await accept.click();
+    await page.getByText('Glass & Frame Ltd is preparing a new version of this quote; you will receive it by e-mail.').waitFor();
+    await expect(page.getByText('That did not work').count()).resolves.toBe(0);
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^409 POST .+\/accept$/)]);
+  });
+
   it('keeps the configuration and the details across a language switch and an expired session', async () => {
     await page.goto(`${baseUrl}/c/${org.slug}`);
     await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();

@@ -75,6 +75,15 @@ const app = document.getElementById('app')!;
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
 
+/** What `use` does with sessionStorage, or null when the browser refuses it (storage off or full, a draft it cannot read). */
+function inSessionStorage<T>(use: (storage: Storage) => T): T | null {
+  try {
+    return use(sessionStorage);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The customer's choices per organization and template in sessionStorage: a language link or a
  * reload after an expired session starts a new session, which gets them back. The storage of one
@@ -82,45 +91,15 @@ const sum = (values: number[]) => values.reduce((total, value) => total + value,
  */
 const drafts = {
   key: (templateId: string) => `configurator:${orgSlug}:${templateId}`,
-  read(templateId: string): Partial<Draft> | null {
-    try {
-      return JSON.parse(sessionStorage.getItem(this.key(templateId)) ?? 'null') as Partial<Draft> | null;
-    } catch {
-      return null;
-    }
-  },
-  write(templateId: string, draft: Draft): void {
-    try {
-      sessionStorage.setItem(this.key(templateId), JSON.stringify(draft));
-    } catch {
-      // storage full or refused: the page works as before, without the copy
-    }
-  },
-  forget(templateId: string): void {
-    try {
-      sessionStorage.removeItem(this.key(templateId));
-    } catch {
-      // as above
-    }
-  },
+  read: (templateId: string) => inSessionStorage((storage) => JSON.parse(storage.getItem(drafts.key(templateId)) ?? 'null') as Partial<Draft> | null),
+  write: (templateId: string, draft: Draft) => inSessionStorage((storage) => storage.setItem(drafts.key(templateId), JSON.stringify(draft))),
+  forget: (templateId: string) => inSessionStorage((storage) => storage.removeItem(drafts.key(templateId))),
 };
 /** The product last configured on this tab, for a language link to an address without one. */
 const lastTemplate = {
   key: `configurator:${orgSlug}`,
-  read(): string | null {
-    try {
-      return sessionStorage.getItem(this.key);
-    } catch {
-      return null;
-    }
-  },
-  write(templateId: string): void {
-    try {
-      sessionStorage.setItem(this.key, templateId);
-    } catch {
-      // as for drafts
-    }
-  },
+  read: () => inSessionStorage((storage) => storage.getItem(lastTemplate.key)),
+  write: (templateId: string) => inSessionStorage((storage) => storage.setItem(lastTemplate.key, templateId)),
 };
 
 /** `details.submissionId` of a 409: the session was submitted already, by an attempt whose answer never arrived. */
@@ -150,6 +129,7 @@ class Configurator {
   private outside: string | null = null;
   private section: string | null = null;
   private notes = '';
+  /** the details as typed (every input event of the form): what the draft keeps and the submit sends */
   private customer: Record<string, string> = {};
 
   private readonly errors = new Map<string, HTMLElement>();
@@ -466,12 +446,9 @@ class Configurator {
             type: 'button',
             onclick: () => {
               if (this.width === null) return;
-              const share = Math.floor(this.width / this.parts.length);
-              this.parts.forEach((p, i) => {
-                p.width = i === this.parts.length - 1 ? this.width! - share * i : share;
-                p.fillsWidth = true;
-              });
-              this.renderLayout();
+              // Every part fills the window, so they share all of it.
+              this.parts.forEach((p) => (p.fillsWidth = true));
+              this.changeWidth(this.width);
               this.scheduleSave();
             },
           }, t.divideEvenly)
@@ -576,11 +553,11 @@ class Configurator {
   private customerForm(): HTMLElement {
     const input = (path: string, label: string, attrs: Record<string, string | boolean>) =>
       field(label, el('input', { name: path, value: this.customer[path] ?? '', ...attrs }), { path: `customer.${path}`, errors: this.errors });
-    const form = el(
+    return el(
       'form',
       {
         class: 'customer', novalidate: true, 'aria-labelledby': 'customer-title',
-        onsubmit: (e: Event) => { e.preventDefault(); void this.submit(form as HTMLFormElement); },
+        onsubmit: (e: Event) => { e.preventDefault(); void this.submit(); },
         oninput: (e: Event) => {
           const input = e.target as HTMLInputElement;
           this.customer[input.name] = input.value;
@@ -607,7 +584,6 @@ class Configurator {
       this.submitButton,
       this.submitError,
     );
-    return form;
   }
 
   // ---- saving and the live price --------------------------------------------------------------
@@ -768,7 +744,7 @@ class Configurator {
     );
   }
 
-  private async submit(form: HTMLFormElement): Promise<void> {
+  private async submit(): Promise<void> {
     this.submitError.textContent = '';
     // Whatever was typed last is saved (and checked) before the submit, unless that save is done.
     if (!this.valid) {
@@ -777,10 +753,9 @@ class Configurator {
     }
     if (this.stopped) return; // submitted before after all, or expired
     if (!this.valid) return this.notSent();
-    const data = new FormData(form);
     const customer: Record<string, string | null> = {};
     for (const key of CUSTOMER_FIELDS) {
-      const value = String(data.get(key) ?? '').trim();
+      const value = (this.customer[key] ?? '').trim();
       customer[key] = value === '' ? (key === 'name' || key === 'email' ? '' : null) : value;
     }
     const basis = JSON.stringify([this.expectedHash, customer]);

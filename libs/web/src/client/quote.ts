@@ -40,7 +40,7 @@ interface Typed {
 }
 
 /** Where a failed answer is said; in the page from the start, so that a screen reader announces the message. */
-let notices = el('p');
+const notices = el('p', { class: 'error general', role: 'alert' });
 
 function render(q: CustomerQuote, notice = '', typed: Typed = { name: '', reason: '' }): void {
   const money = moneyFormat(context.locale, q.currency);
@@ -94,7 +94,7 @@ function render(q: CustomerQuote, notice = '', typed: Typed = { name: '', reason
     ),
   );
 
-  notices = el('p', { class: 'error general', role: 'alert' }, notice);
+  notices.textContent = notice;
   app.replaceChildren(
     ...present(
       el(

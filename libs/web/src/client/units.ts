@@ -10,9 +10,33 @@ export function unitLabel(system: UnitSystem): string {
   return system === 'imperial' ? 'in' : 'mm';
 }
 
-/** `.` or `,`: what the locale writes between thousands, or before the decimals. */
-function separator(locale: string, part: 'group' | 'decimal'): string {
-  return new Intl.NumberFormat(locale).formatToParts(1000.5).find((p) => p.type === part)?.value ?? '';
+/** How one page language writes sizes. */
+interface SizeFormats {
+  millimetres: Intl.NumberFormat;
+  inches: Intl.NumberFormat;
+  /** inches in an input field: no grouping */
+  inchesInput: Intl.NumberFormat;
+  /** `.` or `,`: what the language writes between thousands */
+  group: string;
+}
+
+const formatsByLocale = new Map<string, SizeFormats>();
+
+/** Built once per language: a size field reads and writes them on every keystroke. */
+function sizeFormats(locale: string): SizeFormats {
+  let formats = formatsByLocale.get(locale);
+  if (!formats) {
+    const millimetres = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 });
+    const oneDecimal = { minimumFractionDigits: 1, maximumFractionDigits: 1 };
+    formats = {
+      millimetres,
+      inches: new Intl.NumberFormat(locale, oneDecimal),
+      inchesInput: new Intl.NumberFormat(locale, { ...oneDecimal, useGrouping: false }),
+      group: millimetres.formatToParts(1000).find((p) => p.type === 'group')?.value ?? '',
+    };
+    formatsByLocale.set(locale, formats);
+  }
+  return formats;
 }
 
 /**
@@ -21,7 +45,7 @@ function separator(locale: string, part: 'group' | 'decimal'): string {
  */
 export function sizeInputValue(mm: number, system: UnitSystem, locale = 'en'): string {
   if (system !== 'imperial') return String(mm);
-  return (Math.round((mm / MM_PER_INCH) * 10) / 10).toFixed(1).replace('.', separator(locale, 'decimal'));
+  return sizeFormats(locale).inchesInput.format(mm / MM_PER_INCH);
 }
 
 export interface SizeLimits {
@@ -53,7 +77,7 @@ export interface SizeReading {
 export function parseSizeInput(text: string, system: UnitSystem, reading: SizeReading = {}): number | null {
   const { limits, locale = 'en', current } = reading;
   let trimmed = text.trim();
-  const group = separator(locale, 'group');
+  const { group } = sizeFormats(locale);
   if (system !== 'imperial' && group && new RegExp(`^\\d{1,3}(\\${group}\\d{3})+$`).test(trimmed)) trimmed = trimmed.split(group).join('');
   const normalized = trimmed.replace(',', '.');
   if (!/^\d+(\.\d+)?$/.test(normalized)) return null;
@@ -69,9 +93,6 @@ export function parseSizeInput(text: string, system: UnitSystem, reading: SizeRe
 
 /** A size for reading: `1,200 mm` or `47.2 in`, formatted for the locale. */
 export function formatSize(mm: number, system: UnitSystem, locale: string): string {
-  if (system === 'imperial') {
-    const inches = new Intl.NumberFormat(locale, { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(mm / MM_PER_INCH);
-    return `${inches} in`;
-  }
-  return `${new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(mm)} mm`;
+  const formats = sizeFormats(locale);
+  return system === 'imperial' ? `${formats.inches.format(mm / MM_PER_INCH)} in` : `${formats.millimetres.format(mm)} mm`;
 }
