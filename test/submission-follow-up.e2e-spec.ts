@@ -1,6 +1,11 @@
 import { AggregateRepository } from '@lib/event-sourcing';
+import { EventStore } from '@lib/event-store';
+import { quoteStream } from '@lib/quotes';
+import { SubmissionLifecycleReactor } from '@lib/quotes/application/submission-lifecycle.reactor';
 import { sessionDecider, sessionStream } from '@lib/sessions';
+import { submissionStream, type SubmissionEvent } from '@lib/submissions';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
+import { QuoteFixtures } from './quotes-fixtures';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -55,5 +60,48 @@ describe('a submit interrupted after the session was written', () => {
     }
     expect(contacts!.body.data).toHaveLength(1);
     expect(contacts!.body.data[0].submissionCount).toBe(1);
+  });
+});
+
+describe('a quote acceptance the outbox delivers again, late', () => {
+  let app: TestApp;
+  let f: QuoteFixtures;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    f = new QuoteFixtures(app);
+  });
+  afterAll(() => app.close());
+
+  it('does not close a submission the organization reopened after that acceptance; another accepted quote still closes it', async () => {
+    const org = await f.organization();
+    const submissionId = await f.submission(org);
+    const status = async () => (await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: org.apiKey })).body.status;
+    const accept = async (quoteId: string) => {
+      await f.send(org, quoteId);
+      const res = await app.request('POST', `/storefront/v1/quotes/${await f.customerToken(quoteId)}/accept`, { body: {} });
+      expect(res.status).toBe(200);
+    };
+
+    const first = await f.createQuote(org, submissionId);
+    await accept(first);
+    expect(await status()).toBe('closed');
+    const reopened = await app.request('PATCH', `/api/v1/submissions/${submissionId}`, { token: org.apiKey, body: { status: 'quoted' } });
+    expect(reopened.status).toBe(200);
+
+    // The outbox, back after being down, sees the same quote.v1.accepted again (at least once: twice here).
+    const acceptance = (await app.get(EventStore).readStream(quoteStream(first))).find((e) => e.type === 'quote.v1.accepted')!;
+    await app.get(SubmissionLifecycleReactor).react(acceptance);
+    await app.get(SubmissionLifecycleReactor).react(acceptance);
+    expect(await status()).toBe('quoted');
+    const closes = async () =>
+      ((await app.get(EventStore).readStream(submissionStream(submissionId))) as unknown as SubmissionEvent[])
+        .flatMap((e) => (e.type === 'submission.v1.statusChanged' && e.data.to === 'closed' ? [e.data.quoteId] : []));
+    expect(await closes()).toEqual([first]);
+
+    const second = await f.createQuote(org, submissionId);
+    await accept(second);
+    expect(await status()).toBe('closed');
+    expect(await closes()).toEqual([first, second]);
   });
 });

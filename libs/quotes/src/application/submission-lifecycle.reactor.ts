@@ -9,7 +9,8 @@ import { QUOTE_STREAM, type QuoteEvent } from '../domain/quote.events';
  * Keeps the submission's status in step with its quotes (decisions §7). The request that
  * creates or accepts a quote already does this at once; this reactor (in the outbox, at least
  * once per event) repeats it so a failure or crash in between never leaves a submission behind.
- * Both submission commands are idempotent.
+ * Both submission commands are idempotent per quote, so a repeated or late delivery never undoes a
+ * later PATCH of the status (docs/decisions/sessions-and-submissions.md).
  */
 @Injectable()
 export class SubmissionLifecycleReactor implements Reactor {

@@ -98,6 +98,31 @@ describe('submission decider', () => {
       expect(when(closed, markQuoted('quo_9', 3_500))).toEqual([quoteRecorded('quo_9', 3_500)]);
     });
   });
+
+  describe('given a quote acceptance closed it and the API reopened it', () => {
+    const closeOnAcceptance = (quoteId: string, at: number): SubmissionCommand => ({ type: 'closeOnAcceptance', organizationId: 'org_a', quoteId, at });
+    const reopened = [
+      created,
+      quoteRecorded('quo_1'),
+      statusChanged('new', 'quoted', 'quoteCreated', 'quo_1', 2_000),
+      statusChanged('quoted', 'closed', 'quoteAccepted', 'quo_1', 3_000),
+      statusChanged('closed', 'quoted', 'api', null, 3_100),
+    ];
+
+    it('when the same acceptance is delivered again, late, then the reopened status stays', () => {
+      expect(when(reopened, closeOnAcceptance('quo_1', 3_500))).toEqual([]);
+    });
+
+    it("when another quote's acceptance arrives, then it closes the submission", () => {
+      expect(when(reopened, closeOnAcceptance('quo_2', 3_500))).toEqual([statusChanged('quoted', 'closed', 'quoteAccepted', 'quo_2', 3_500)]);
+    });
+
+    it('when a stored stream already holds a second close for the same acceptance and the API reopened it again, then that acceptance closes nothing any more', () => {
+      const closedTwice = [...reopened, statusChanged('quoted', 'closed', 'quoteAccepted', 'quo_1', 3_200), statusChanged('closed', 'new', 'api', null, 3_300)];
+      expect(when(closedTwice, closeOnAcceptance('quo_1', 3_500))).toEqual([]);
+    });
+  });
+
   describe('given a submission and a live price for it', () => {
     const pricing = (subtotal: number, receivedAt: number, configHash = createdData.configHash) => ({
       configHash, subtotal, receivedAt, lineItems: [{ description: 'All in', quantity: 1, unitPrice: subtotal, total: subtotal, itemType: 'other' }],

@@ -12,6 +12,8 @@ export interface SubmissionState {
   status: SubmissionStatus;
   /** every quote recorded, oldest first: makes MarkSubmissionQuoted idempotent per quote */
   quoteIds: string[];
+  /** quotes whose acceptance closed the submission: makes CloseSubmissionOnAcceptance idempotent per acceptance */
+  acceptedQuoteIds: string[];
   externalRef: string | null;
   configHash: string | null;
   externalPricing: FrozenPricing | null;
@@ -38,6 +40,7 @@ const initialState = (): SubmissionState => ({
   organizationId: null,
   status: 'new',
   quoteIds: [],
+  acceptedQuoteIds: [],
   externalRef: null,
   configHash: null,
   externalPricing: null,
@@ -84,7 +87,9 @@ function decide(command: SubmissionCommand, state: SubmissionState): SubmissionE
     }
     case 'closeOnAcceptance': {
       const submission = ownedBy(state, command.organizationId);
-      if (submission.status === 'closed') return [];
+      // The outbox delivers an acceptance at least once, maybe late: one that already closed the
+      // submission never closes it again after a PATCH reopened it (sessions-and-submissions.md).
+      if (submission.status === 'closed' || submission.acceptedQuoteIds.includes(command.quoteId)) return [];
       return [
         {
           type: 'submission.v1.statusChanged',
@@ -132,8 +137,15 @@ function evolve(state: SubmissionState, event: SubmissionEvent): SubmissionState
         configHash: event.data.configHash,
         externalPricing: event.data.externalPricing,
       };
-    case 'submission.v1.statusChanged':
-      return { ...state, status: event.data.to };
+    case 'submission.v1.statusChanged': {
+      const { to, cause, quoteId } = event.data;
+      // statusChanged has carried cause and quoteId since it shipped: stored streams replay into this,
+      // and one that the old reactor closed twice for the same quote counts that quote once.
+      if (cause === 'quoteAccepted' && quoteId !== null && !state.acceptedQuoteIds.includes(quoteId)) {
+        return { ...state, status: to, acceptedQuoteIds: [...state.acceptedQuoteIds, quoteId] };
+      }
+      return { ...state, status: to };
+    }
     case 'submission.v1.quoteRecorded':
       return { ...state, quoteIds: [...state.quoteIds, event.data.quoteId] };
     case 'submission.v1.externalRefChanged':
