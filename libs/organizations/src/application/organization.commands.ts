@@ -1,10 +1,10 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { AggregateRepository } from '@lib/event-sourcing';
+import { AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
 import { randomBytes } from 'node:crypto';
 import { Clock, IdGenerator } from '@lib/shared';
 import { organizationDecider } from '../domain/organization.decider';
 import { SlugTaken } from '../domain/organization.errors';
-import { organizationStream, slugStream, type OrganizationProfile, type OrganizationSettings, type OrganizationSettingsPatch } from '../domain/organization.events';
+import { organizationStream, slugStream, type OrganizationProfile, type OrganizationSlugClaimed, type OrganizationSettings, type OrganizationSettingsPatch } from '../domain/organization.events';
 import { generateApiKey, hashApiKey } from './api-keys';
 import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
 
@@ -27,32 +27,56 @@ export class CreateOrganization {
   constructor(readonly profile: OrganizationProfile, readonly settings?: OrganizationSettingsPatch) {}
 }
 
+/**
+ * A slug is claimed in its own stream, then the organization is created in another: there is no
+ * transaction over both. When the creation fails after the claim (a store error, a crash), the
+ * claim points at an organization that does not exist; the next creation with that slug takes
+ * the claim over and creates the organization under the claimed id. Both creations append with
+ * `no_stream`, so of two requests doing so at once exactly one succeeds and the other is told the
+ * slug is taken (docs/decisions/platform.md, Organizations).
+ */
 @CommandHandler(CreateOrganization)
 export class CreateOrganizationHandler implements ICommandHandler<CreateOrganization, string> {
   constructor(
-    private readonly repository: AggregateRepository,
     private readonly events: EventStore,
+    private readonly readYourWrites: ReadYourWrites,
     private readonly ids: IdGenerator,
     private readonly clock: Clock,
   ) {}
 
   async execute({ profile, settings }: CreateOrganization): Promise<string> {
-    const organizationId = this.ids.next('org');
     const at = this.clock.now();
-    // Claim the slug first: its stream can be created once only.
+    const organizationId = await this.claimSlug(profile.slug, this.ids.next('org'), at);
+    const created = organizationDecider.decide(
+      { type: 'createOrganization', organizationId, profile, settings: { ...DEFAULT_SETTINGS, ...settings, quoteDefaults: { ...DEFAULT_SETTINGS.quoteDefaults, ...settings?.quoteDefaults } }, at },
+      organizationDecider.initialState(),
+    );
+    let position: number;
     try {
-      await this.events.appendToStream(slugStream(profile.slug), [{ type: 'organizationSlug.v1.claimed', data: { slug: profile.slug, organizationId, at }, metadata: ADMIN }], 'no_stream');
+      ({ position } = await this.events.appendToStream(organizationStream(organizationId), created.map((event) => ({ ...event, metadata: ADMIN })), 'no_stream'));
     } catch (error) {
+      // Another request created the organization of this claim first: it has the slug. (Not through
+      // the repository: its conflict retry would answer "organization already exists" on `id`.)
       if (error instanceof WrongExpectedRevisionError) throw new SlugTaken(profile.slug);
       throw error;
     }
-    await this.repository.handle(
-      organizationDecider,
-      organizationStream(organizationId),
-      { type: 'createOrganization', organizationId, profile, settings: { ...DEFAULT_SETTINGS, ...settings, quoteDefaults: { ...DEFAULT_SETTINGS.quoteDefaults, ...settings?.quoteDefaults } }, at },
-      { metadata: ADMIN },
-    );
+    await this.readYourWrites.waitFor(position);
     return organizationId;
+  }
+
+  /** The id to create the organization under: a new claim's, or that of a claim whose organization was never created. */
+  private async claimSlug(slug: string, organizationId: string, at: number): Promise<string> {
+    const claimed: OrganizationSlugClaimed = { type: 'organizationSlug.v1.claimed', data: { slug, organizationId, at } };
+    try {
+      await this.events.appendToStream(slugStream(slug), [{ ...claimed, metadata: ADMIN }], 'no_stream');
+      return organizationId;
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError)) throw error;
+    }
+    const [claim] = await this.events.readStream(slugStream(slug), { maxCount: 1 });
+    const claimedFor = (claim.data as OrganizationSlugClaimed['data']).organizationId;
+    if ((await this.events.readStream(organizationStream(claimedFor), { maxCount: 1 })).length > 0) throw new SlugTaken(slug);
+    return claimedFor;
   }
 }
 

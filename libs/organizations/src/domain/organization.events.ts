@@ -44,5 +44,7 @@ export type OrganizationEvent =
 
 export const ORGANIZATION_STREAM = 'organization-';
 export const organizationStream = (organizationId: string) => `${ORGANIZATION_STREAM}${organizationId}`;
+/** The one event of a slug stream: the slug belongs to this organization (created after the claim). */
+export type OrganizationSlugClaimed = { type: 'organizationSlug.v1.claimed'; data: { slug: string; organizationId: string; at: number } };
 /** One stream per slug makes the slug unique without a global lock. */
 export const slugStream = (slug: string) => `orgslug-${slug}`;
