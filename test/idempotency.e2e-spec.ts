@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ReadYourWrites } from '@lib/event-sourcing';
 import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
 import { QUOTE_NUMBER_STREAM } from '@lib/quotes';
 import { exampleConfigurationInput } from '@lib/templates/domain/example.fixture';
@@ -96,6 +97,36 @@ describe('Idempotency-Key: authorization and retries', () => {
     expect(retried.status).toBe(201);
     expect(retried.headers['idempotent-replayed']).toBeUndefined();
     expect((await f.quote(org, retried.body.quoteId)).reference).toBe('PO-1');
+  });
+
+  it('keeps the 503 of a quote that is stored while the read side lags: the retry with the same key is told so and makes no second quote nor takes another number', async () => {
+    const submissionId = await f.submission(org);
+    const readYourWrites = app.get(ReadYourWrites);
+    const { timeoutMs } = readYourWrites;
+    // A projection that never reports: the read side is behind for every write from here on.
+    readYourWrites.track(['stalled-in-test']);
+    readYourWrites.timeoutMs = 50;
+    let stored;
+    let retried;
+    let refused;
+    try {
+      stored = await createQuote(org.apiKey, submissionId, 'lagging-1');
+      retried = await createQuote(org.apiKey, submissionId, 'lagging-1');
+      refused = await createQuote(org.apiKey, submissionId, 'lagging-2');
+    } finally {
+      readYourWrites.report('stalled-in-test', Number.MAX_SAFE_INTEGER);
+      readYourWrites.timeoutMs = timeoutMs;
+    }
+    expect([stored.status, stored.body.error.code, stored.body.error.details]).toEqual([503, 'unavailable', { writeStored: true }]);
+    expect([retried.status, retried.headers['idempotent-replayed'], retried.body]).toEqual([503, 'true', stored.body]);
+    // Another write, while the read side is known to be behind, is refused before anything is written.
+    expect([refused.status, refused.body.error.details, refused.headers['retry-after']]).toEqual([503, undefined, '1']);
+    expect(refused.body.error.message).toContain('nothing was written');
+
+    const quotes = await app.request('GET', `/api/v1/quotes?submissionId=${submissionId}`, { token: org.apiKey });
+    expect(quotes.body.data).toHaveLength(1);
+    const next = await f.quote(org, await f.createQuote(org, submissionId));
+    expect(Number(next.quoteNumber.slice(-6))).toBe(Number(quotes.body.data[0].quoteNumber.slice(-6)) + 1);
   });
 
   it.each([

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { Unavailable } from '@lib/shared';
+import { Unavailable, WriteStoredNotYetVisible } from '@lib/shared';
 
-type Waiter = { position: number; resolve: () => void };
+type Waiter = { position: number; since: number; resolve: () => void };
 
 /**
  * Lets a write return only after every projection has applied it, so an immediate GET sees it.
@@ -11,8 +11,13 @@ type Waiter = { position: number; resolve: () => void };
 @Injectable()
 export class ReadYourWrites {
   private readonly progress = new Map<string, number>();
+  /** in the order they started waiting: the first is the oldest */
   private waiters: Waiter[] = [];
+  /** the highest position a write waited for in vain: the read side is behind until it reaches it */
+  private missed = 0;
   timeoutMs = 10_000;
+  /** how long a write may have been waiting before the next ones are refused unwritten */
+  refuseWritesAfterMs = 5_000;
 
   /** Declares the projections whose progress a write waits for. */
   track(names: string[]): void {
@@ -42,13 +47,27 @@ export class ReadYourWrites {
     return min;
   }
 
+  /**
+   * Refuses a write before it is made while the read side is known to be behind: a write waited
+   * for it in vain, or has been waiting longer than `refuseWritesAfterMs`. The write would be
+   * stored and then answered 503 after the full wait; refused now, nothing is stored, and a
+   * retry (with or without an Idempotency-Key) is safe.
+   */
+  assertKeepingUp(): void {
+    const oldest = this.waiters[0];
+    const behind = this.minimum() < this.missed || (oldest !== undefined && Date.now() - oldest.since > this.refuseWritesAfterMs);
+    if (behind) throw new Unavailable('The read side is behind; nothing was written. Retry shortly.');
+  }
+
+  /** Resolves once every projection has applied `position`; WriteStoredNotYetVisible after `timeoutMs`. */
   async waitFor(position: number): Promise<void> {
     if (this.progress.size === 0 || this.minimum() >= position) return;
     await new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { position, resolve: () => { clearTimeout(timer); resolve(); } };
+      const waiter: Waiter = { position, since: Date.now(), resolve: () => { clearTimeout(timer); resolve(); } };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(new Unavailable('The write was stored but the read side is lagging; it will appear shortly.'));
+        this.missed = Math.max(this.missed, position);
+        reject(new WriteStoredNotYetVisible());
       }, this.timeoutMs);
       timer.unref?.();
       this.waiters.push(waiter);

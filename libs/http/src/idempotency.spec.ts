@@ -7,7 +7,7 @@ describe('Idempotency-Key in one gateway (in-memory store)', () => {
   let clock: number;
   let executions: number;
   /** the error the next request answers with, instead of 201 */
-  let failNext: { status: number; code: string } | null;
+  let failNext: { status: number; code: string; details?: Record<string, unknown> } | null;
 
   beforeEach(async () => {
     clock = 1_700_000_000_000;
@@ -24,9 +24,9 @@ describe('Idempotency-Key in one gateway (in-memory store)', () => {
       executions++;
       await new Promise((resolve) => setTimeout(resolve, 30));
       if (failNext) {
-        const { status, code } = failNext;
+        const { status, code, details } = failNext;
         failNext = null;
-        return reply.status(status).send({ error: { code, message: code } });
+        return reply.status(status).send({ error: { code, message: code, ...(details && { details }) } });
       }
       return reply.status(201).send({ id: `thing-${executions}`, body: request.body });
     });
@@ -74,6 +74,26 @@ describe('Idempotency-Key in one gateway (in-memory store)', () => {
     expect(again.statusCode).toBe(409);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(executions).toBe(1);
+  });
+
+  it('keeps the 503 of a write that is stored but not yet readable: the retry is told so again and writes nothing', async () => {
+    failNext = { status: 503, code: 'unavailable', details: { writeStored: true } };
+    const first = await post('k7');
+    expect(first.statusCode).toBe(503);
+    const again = await post('k7');
+    expect(again.statusCode).toBe(503);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual({ error: { code: 'unavailable', message: 'unavailable', details: { writeStored: true } } });
+    expect(executions).toBe(1);
+  });
+
+  it('answers what the request did when its answer cannot be stored under the key, not a 500', async () => {
+    jest.spyOn(store, 'put').mockRejectedValueOnce(new Error('SQLITE_BUSY: database is locked'));
+    const first = await post('k8');
+    expect(first.statusCode).toBe(201);
+    expect(first.json()).toMatchObject({ id: 'thing-1' });
+    // Nothing was stored, and the claim was given up: a retry runs again rather than waiting for good.
+    expect((await post('k8')).json()).toMatchObject({ id: 'thing-2' });
   });
 
   it('a claim blocks another owner until it is released or lapses', async () => {

@@ -103,16 +103,19 @@ export function carriesIdempotencyKey(request: FastifyRequest): boolean {
  * Whether an answer is kept for the key. Not kept, so that a retry with the same key runs the
  * request again: refused credentials or permissions (401, 403: a caller allowed to make the
  * request must not receive them), a rate limit (429), a concurrency conflict that says "retry the
- * request" (409 `conflict`) and server errors (5xx). Every other answer is the request's outcome.
+ * request" (409 `conflict`) and server errors (5xx), except the 503 of a write that is stored but
+ * not yet readable (`details.writeStored`): running that again would make the write twice. Every
+ * other answer is the request's outcome.
  */
 function isKept(status: number, payload: string): boolean {
+  if (status === 503) return errorOf(payload)?.details?.writeStored === true;
   if (status >= 500 || status === 401 || status === 403 || status === 429) return false;
-  return status !== 409 || errorCode(payload) !== 'conflict';
+  return status !== 409 || errorOf(payload)?.code !== 'conflict';
 }
 
-function errorCode(payload: string): unknown {
+function errorOf(payload: string): { code?: unknown; details?: { writeStored?: unknown } } | undefined {
   try {
-    return (JSON.parse(payload) as { error?: { code?: unknown } } | null)?.error?.code;
+    return (JSON.parse(payload) as { error?: { code?: unknown; details?: { writeStored?: unknown } } } | null)?.error;
   } catch {
     return undefined;
   }
@@ -211,8 +214,12 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
           const etag = reply.getHeader('etag');
           await store.put(pending.scope, pending.key, { bodyHash: pending.bodyHash, status: reply.statusCode, body: payload, ...(typeof etag === 'string' ? { etag } : {}), expiresAt: now() + TTL_MS });
         }
+      } catch (error) {
+        // The request's outcome stands (a write is made): answering 500 instead would invite the
+        // retry that runs it again. Only the replay is lost.
+        request.log.error({ err: error }, 'the answer could not be stored under its Idempotency-Key');
       } finally {
-        await pending.release();
+        await pending.release().catch((error: unknown) => request.log.error({ err: error }, 'the claim of an Idempotency-Key could not be released; it lapses on its own'));
       }
     };
     stored().then(() => done(null, payload), done);

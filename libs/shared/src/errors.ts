@@ -70,7 +70,18 @@ export class ReadOnlyKey extends DomainError {
 
 export class Unavailable extends DomainError {
   readonly code = 'unavailable';
-  constructor(message = 'A backing service is unavailable; retry shortly.') {
-    super(message);
+  constructor(message = 'A backing service is unavailable; retry shortly.', details?: Record<string, unknown>) {
+    super(message, details);
+  }
+}
+
+/**
+ * The write is stored, but the read side did not show it in time (read-your-writes). Unlike any
+ * other 503 this is an outcome: `details.writeStored` says so, and an `Idempotency-Key` keeps
+ * and replays it, so a retry never makes the write a second time.
+ */
+export class WriteStoredNotYetVisible extends Unavailable {
+  constructor() {
+    super('The write was stored but the read side is lagging; it will appear shortly. Do not make it again.', { writeStored: true });
   }
 }

@@ -45,6 +45,7 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
   ) {}
 
   async execute({ profile, settings }: CreateOrganization): Promise<string> {
+    this.readYourWrites.assertKeepingUp();
     const at = this.clock.now();
     const organizationId = await this.claimSlug(profile.slug, this.ids.next('org'), at);
     const created = organizationDecider.decide(

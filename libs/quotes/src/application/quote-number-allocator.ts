@@ -61,6 +61,7 @@ export class QuoteNumberAllocator implements OnApplicationBootstrap, OnApplicati
   async create(draft: QuoteDraft, actor: string): Promise<AllocatedQuote> {
     const year = new Date(draft.at).getUTCFullYear();
     const counter = quoteNumberStream(draft.organizationId, year);
+    this.readYourWrites.assertKeepingUp();
     const { reservation, position } = await this.counters.run(counter, async () => {
       const taken = await this.reserve(counter, year, draft, actor);
       return { reservation: taken, position: (await this.createQuote(taken, actor)).position };
