@@ -291,6 +291,48 @@ describe('contacts API', () => {
     });
   });
 
+  describe('externalRef (a key of another system, matched exactly there)', () => {
+    // F5 (black-box audit, 2026-11-26): contacts trimmed and HTML-stripped it, unlike every other resource.
+    it.each([
+      ['surrounding spaces', ' a:b '],
+      ['markup', '<b>x</b>'],
+      ['only spaces', '   '],
+      ['200 characters', 'r'.repeat(200)],
+    ])('keeps a value with %s verbatim through POST, PATCH and both reads', async (label, value) => {
+      const email = `ref-${label.replace(/\W+/g, '-')}@example.com`;
+      const created = await post({ email, externalRef: value });
+      expect(created.status).toBe(201);
+      expect(created.body.externalRef).toBe(value);
+      const cleared = await patch(created.body.id, { externalRef: null });
+      expect(cleared.body.externalRef).toBeNull();
+      const patched = await patch(created.body.id, { externalRef: value });
+      expect(patched.status).toBe(200);
+      expect(patched.body.externalRef).toBe(value);
+      expect((await get(`/api/v1/contacts/${created.body.id}`)).body.externalRef).toBe(value);
+      expect((await get(`/api/v1/contacts?email=${encodeURIComponent(email)}`)).body.data[0].externalRef).toBe(value);
+    });
+
+    it('clears it with an empty string as with null, on PATCH and on POST, as PATCH /submissions/{id} does', async () => {
+      const created = await post({ email: 'ref-empty@example.com', externalRef: 'erp:customer:1' });
+      const byPatch = await patch(created.body.id, { externalRef: '' });
+      expect(byPatch.status).toBe(200);
+      expect(byPatch.body.externalRef).toBeNull();
+      await patch(created.body.id, { externalRef: 'erp:customer:2' });
+      const byPost = await post({ email: 'ref-empty@example.com', externalRef: '' });
+      expect(byPost.status).toBe(200);
+      expect(byPost.body.externalRef).toBeNull();
+      expect((await post({ email: 'ref-empty-new@example.com', externalRef: '' })).body).toMatchObject({ created: true, externalRef: null });
+    });
+
+    it('refuses 201 characters, counted as sent (markup included), and changes nothing', async () => {
+      const contact = (await post({ email: 'ref-long@example.com', externalRef: 'erp:customer:3' })).body;
+      const res = await patch(contact.id, { externalRef: `<b>${'r'.repeat(194)}</b>` });
+      expect(res.status).toBe(422);
+      expect(fieldPaths(res)).toEqual(['externalRef']);
+      expect((await get(`/api/v1/contacts/${contact.id}`)).body.externalRef).toBe('erp:customer:3');
+    });
+  });
+
   describe('GET /contacts (list)', () => {
     let lister: Org;
     const created: any[] = [];

@@ -237,6 +237,12 @@ describe('submissions API', () => {
       expect((await patch(id, { externalRef: '' })).body).toMatchObject({ status: 'new', externalRef: null });
     });
 
+    it.each([' a:b ', '<b>x</b>', '   '])('stores externalRef %j verbatim: a partner matches it exactly (not trimmed, HTML kept)', async (value) => {
+      const id = await submitted(org, templateA);
+      expect((await patch(id, { externalRef: value })).body.externalRef).toBe(value);
+      expect((await get(`/api/v1/submissions/${id}`)).body.externalRef).toBe(value);
+    });
+
     it.each([
       ['an empty body', {}, ''],
       ['an unknown status', { status: 'won' }, 'status'],

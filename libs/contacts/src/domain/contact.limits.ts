@@ -1,6 +1,6 @@
 import type { ContactDetails } from './contact.events';
 
-/** Maximum lengths of contact fields, in characters, after HTML is stripped. */
+/** Maximum lengths of contact fields, in characters, of what is stored: free text after HTML is stripped, externalRef as sent. */
 export const CONTACT_FIELD_LIMITS: Record<keyof ContactDetails, number> & { email: number } = {
   email: 254,
   name: 200,

@@ -1,9 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { IsDefined, IsEmail, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { IfPresent, NullablePlainText, PageQuery, PlainText, Trimmed } from '@lib/http';
 import { CONTACT_FIELD_LIMITS as MAX } from '../domain/contact.limits';
 
 const nullableText = (maxLength: number, description?: string) => ({ type: String, nullable: true, maxLength, description });
+
+/**
+ * A key of another system, matched exactly there: stored as sent, neither trimmed nor stripped of
+ * HTML (it is never rendered as HTML). `""` clears it like `null`, as on submissions.
+ */
+const EXTERNAL_REF_DOC = nullableText(MAX.externalRef, 'Link to an external system, e.g. `crm:contact:123`. Stored verbatim (not trimmed, HTML kept); null or "" clears it.');
+const EmptyClears = () => Transform(({ value }) => (value === '' ? null : value));
 
 export class UpsertContactDto {
   @ApiProperty({ format: 'email', maxLength: MAX.email, description: 'Upsert key, compared case-insensitively; stored lower-cased.' })
@@ -22,8 +30,8 @@ export class UpsertContactDto {
   @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.phone)
   phone?: string | null;
 
-  @ApiPropertyOptional(nullableText(MAX.externalRef, 'Link to an external system, e.g. `crm:contact:123`; null clears it.'))
-  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.externalRef)
+  @ApiPropertyOptional(EXTERNAL_REF_DOC)
+  @IsOptional() @EmptyClears() @IsString() @MaxLength(MAX.externalRef)
   externalRef?: string | null;
 }
 
@@ -56,8 +64,8 @@ export class ChangeContactDto {
   @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.country)
   country?: string | null;
 
-  @ApiPropertyOptional(nullableText(MAX.externalRef))
-  @IsOptional() @NullablePlainText() @IsString() @MaxLength(MAX.externalRef)
+  @ApiPropertyOptional(EXTERNAL_REF_DOC)
+  @IsOptional() @EmptyClears() @IsString() @MaxLength(MAX.externalRef)
   externalRef?: string | null;
 }
 
