@@ -1,29 +1,72 @@
 import sanitizeHtml from 'sanitize-html';
 
-const TAG_LIKE = /<[a-zA-Z!/?]/;
+/** A code element's start or end tag (without its `>`): its content is code, not text. */
+const CODE_TAG = /^<(\/?)(script|style)(?:[\s/]|$)/i;
+const ENTITY = /&[a-z#0-9]+;/i;
+/** Entity decodings after the first strip; each is followed by another strip. */
+const DECODE_ROUNDS = 5;
 
-function stripOnce(input: string): string {
-  const text = sanitizeHtml(input, { allowedTags: [], allowedAttributes: {}, disallowedTagsMode: 'discard' });
-  // sanitize-html escapes the text it keeps; we store plain text, so decode the entities again.
-  return text
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, '&');
+/** `<` starts a tag when a letter, `/`, `!` or `?` follows (as in HTML; `5 < 6` is text). */
+const opensTag = (c: string) => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '/' || c === '!' || c === '?';
+
+/**
+ * Removes every complete tag — `<`, a letter, `/`, `!` or `?`, and everything up to the next `>` —
+ * with the content of script and style elements; all other text is kept, including a `<` that no
+ * tag follows and an unclosed tag at the end. One pass, linear: the output is built as a stack,
+ * and a `>` removes everything from the first tag start still in it. So a tag that only forms once
+ * another is gone (`<<b>script>`, `<scr<b>ipt>`) goes too, and the output holds no complete tag.
+ */
+function removeTags(input: string): string {
+  if (!input.includes('<')) return input;
+  const kept: string[] = [];
+  let tagStart = -1; // the first tag start in `kept`; no `>` follows it there
+  let code: { name: string; start: number } | null = null; // where the open script/style element began
+  for (let i = 0; i < input.length; i++) {
+    const c = input[i];
+    if (c === '>' && tagStart >= 0) {
+      const tag = CODE_TAG.exec(kept.slice(tagStart, tagStart + 9).join(''));
+      kept.length = tagStart;
+      tagStart = -1;
+      if (code && code.start > kept.length) code = null;
+      if (tag) {
+        const closing = tag[1] === '/';
+        const name = tag[2].toLowerCase();
+        if (!closing && !code) code = { name, start: kept.length };
+        else if (closing && code?.name === name) {
+          kept.length = code.start;
+          code = null;
+        }
+      }
+      continue;
+    }
+    if (tagStart < 0 && kept[kept.length - 1] === '<' && opensTag(c)) tagStart = kept.length - 1;
+    kept.push(c);
+  }
+  return kept.join('');
 }
 
 /**
- * Reduces free text to plain text: tags (and script/style content) are removed. Repeated until
- * stable so that entity-encoded markup cannot turn back into a tag. Output is plain text and
+ * HTML entities decoded (`&amp;` → `&`, `&lt;` → `<`). sanitize-html does the decoding; every `<`
+ * is escaped first so that it reads the whole input as text and drops none of it.
+ */
+function decodeEntities(text: string): string {
+  if (!ENTITY.test(text)) return text;
+  const escaped = sanitizeHtml(text.replace(/</g, '&lt;'), { allowedTags: [], allowedAttributes: {} });
+  return escaped.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+/**
+ * Reduces free text to plain text: tags (and script/style content) are removed, entities decoded,
+ * and the tags that decoding brings out removed again, so that entity-encoded markup cannot turn
+ * back into a tag. Text that is not a complete tag is kept (`PO A<B-7`). Output is plain text and
  * must still be escaped wherever it is rendered as HTML.
  */
 export function stripHtml(input: string): string {
-  let text = input;
-  for (let i = 0; i < 5 && (TAG_LIKE.test(text) || /&[a-z#0-9]+;/i.test(text)); i++) {
-    const next = stripOnce(text);
-    if (next === text) break;
-    text = next;
+  let text = removeTags(input);
+  for (let round = 0; round < DECODE_ROUNDS; round++) {
+    const decoded = decodeEntities(text);
+    if (decoded === text) break;
+    text = removeTags(decoded);
   }
   return text.trim();
 }

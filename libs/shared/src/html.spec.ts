@@ -1,0 +1,68 @@
+import fc from 'fast-check';
+import { stripHtml } from './html';
+
+/** What a browser would read as a tag: `<`, a letter, `/`, `!` or `?`, up to the next `>`. */
+const COMPLETE_TAG = /<[a-zA-Z/!?][^>]*>/;
+
+describe('stripHtml', () => {
+  it.each([
+    ['PO A<B-7', 'PO A<B-7'],
+    ['Frame size<Opening, see drawing', 'Frame size<Opening, see drawing'],
+    ['B<Windows GmbH', 'B<Windows GmbH'],
+    ['a<b', 'a<b'],
+    ['Frame a</b', 'Frame a</b'],
+    ['x <? y', 'x <? y'],
+    ['5 < 6', '5 < 6'],
+    ['Price: <100 EUR', 'Price: <100 EUR'],
+    ['a <3 b', 'a <3 b'],
+  ])('keeps text that is not a complete tag: %p', (input, stored) => {
+    expect(stripHtml(input)).toBe(stored);
+  });
+
+  it('keeps a tag left open at the end as text, with what follows it', () => {
+    expect(stripHtml('Note: <script')).toBe('Note: <script');
+    expect(stripHtml('Note: <script>alert(1)')).toBe('Note: alert(1)');
+    expect(stripHtml('<b>Bold</b> and <i unclosed')).toBe('Bold and <i unclosed');
+  });
+
+  it.each([
+    ['<b>Jane</b> <script>alert(1)</script>Roe', 'Jane Roe'],
+    ['<p>Hello <script>alert(1)</script>there</p> & bye', 'Hello there & bye'],
+    ['<style>p { color: red }</style>Plain <em>panel</em>', 'Plain panel'],
+    ['<SCRIPT type="a">x</SCRIPT >y', 'y'],
+    ['<!-- note -->Delivery <a\nhref=x>in May</a>', 'Delivery in May'],
+    ['<?php echo 1 ?>Window', 'Window'],
+    ['<option>Red</option>', 'Red'],
+    ['Eve<img src=x onerror=alert(2)>', 'Eve'],
+  ])('removes complete tags and the content of script and style elements: %p', (input, stored) => {
+    expect(stripHtml(input)).toBe(stored);
+  });
+
+  it('decodes entities, and removes the tags they encoded', () => {
+    expect(stripHtml('<i>Acme</i> &amp; Sons')).toBe('Acme & Sons');
+    expect(stripHtml('1 &lt; 2, &eacute;t&#233;')).toBe('1 < 2, été');
+    expect(stripHtml('&lt;b&gt;Bold&lt;/b&gt; &amp;lt;i&amp;gt;too')).toBe('Bold too');
+  });
+
+  it.each([
+    ['<<b>script>alert(1)', 'alert(1)'],
+    ['<scr<b>ipt>alert(1)</script>', 'ipt>alert(1)'],
+    ['<'.repeat(7) + 'b>'.repeat(6) + 'script>x', 'x'],
+    ['&lt;'.repeat(7) + 'b&gt;'.repeat(6) + 'script&gt;x', 'x'],
+  ])('removes a tag that forms only once another is gone, however deeply nested: %p', (input, stored) => {
+    expect(stripHtml(input)).toBe(stored);
+  });
+
+  it('never leaves a complete tag, and keeps text without `>` and `&` as it is', () => {
+    const text = fc.array(fc.constantFrom('<', '>', '/', '!', 'a', 'B', 'script', ' ', '&', 'lt;', 'gt;', 'amp;'), { maxLength: 40 }).map((parts) => parts.join(''));
+    fc.assert(fc.property(text, (input) => expect(stripHtml(input)).not.toMatch(COMPLETE_TAG)), { numRuns: 2000 });
+    fc.assert(fc.property(text.filter((input) => !/[>&]/.test(input)), (input) => expect(stripHtml(input)).toBe(input.trim())), { numRuns: 500 });
+  });
+
+  it('takes time linear in the input: 100,000 `<`, unclosed and nested tags', () => {
+    expect(stripHtml('<'.repeat(100_000))).toBe('<'.repeat(100_000));
+    expect(stripHtml('<a'.repeat(50_000))).toBe('<a'.repeat(50_000));
+    expect(stripHtml('<'.repeat(100_000) + 'b>'.repeat(100_000))).toBe('');
+    expect(stripHtml('&lt;'.repeat(100_000))).toBe('<'.repeat(100_000));
+  });
+});
