@@ -117,6 +117,20 @@ describe('quotes API', () => {
       expect([quote.subtotal, quote.taxAmount, quote.total]).toEqual([250.01, 22.5, 272.51]);
     });
 
+    it('rounds float noise as PUT adjustments does: amounts to 6 decimals, taxRate to 4', async () => {
+      const res = await create({
+        taxRate: 0.07 * 100, // 7.000000000000001
+        lineItems: [
+          { description: 'Markup 10%', quantity: 1, unitPrice: 551.88 * 1.1 }, // 607.0680000000001
+          { description: 'Glass', quantity: 0.1 + 0.2, unitPrice: 10 }, // 0.30000000000000004
+        ],
+      });
+      expect(res.status).toBe(201);
+      const quote = (await get(res.body.quoteId)).body;
+      expect(quote.lineItems.map((l: any) => [l.quantity, l.unitPrice, l.total])).toEqual([[1, 607.068, 607.07], [0.3, 10, 3]]);
+      expect([quote.taxRate, quote.subtotal, quote.taxAmount, quote.total]).toEqual([7, 610.07, 42.7, 652.77]);
+    });
+
     it("accepts the submission's base line items sent back unchanged, in their display order", async () => {
       const res = await create({ lineItems: [...basePricing.lineItems].reverse() });
       expect(res.status).toBe(201);
@@ -274,6 +288,18 @@ describe('quotes API', () => {
       expect((await get(quoteId)).body.notes).toBeNull();
     });
 
+    it('rounds a taxRate to 4 decimals: 0.07 × 100 on a quote at 7 % changes nothing', async () => {
+      const quoteId = await f.createQuote(org, submissionId, { taxRate: 7 });
+      const before = await get(quoteId);
+      const res = await patch(quoteId, { taxRate: 0.07 * 100 });
+      expect(res.status).toBe(200);
+      expect(res.headers.etag).toBe(before.headers.etag);
+      expect((await patch(quoteId, { taxRate: 7.00004999 })).status).toBe(200);
+      expect((await get(quoteId)).body).toMatchObject({ taxRate: 7, updatedAt: before.body.updatedAt });
+      expect((await patch(quoteId, { taxRate: 7.00005 })).status).toBe(200);
+      expect((await get(quoteId)).body.taxRate).toBe(7.0001);
+    });
+
     it('re-rounds line totals when the currency changes (amounts are not converted)', async () => {
       const quoteId = await f.createQuote(org, submissionId, { lineItems: [{ description: 'x', quantity: 3, unitPrice: 0.5 }] });
       expect((await patch(quoteId, { currency: 'JPY', taxRate: 0 })).status).toBe(200);
@@ -377,6 +403,38 @@ describe('quotes API', () => {
       expect(history[1].snapshot.lineItems).toHaveLength(basePricing.lineItems.length);
     });
 
+    it("takes a quote's own lines back as GET shows them (null itemKey and externalRef included): 200 and the same lines", async () => {
+      const quoteId = await f.createQuote(org, submissionId, { lineItems: [...basePricing.lineItems, { description: 'Fitting', quantity: 1, unitPrice: 50, externalRef: 'erp:7' }] });
+      const read = (await get(quoteId)).body;
+      expect(read.lineItems.map((l: any) => [l.itemKey === null, l.externalRef])).toEqual([...basePricing.lineItems.map(() => [false, null]), [true, 'erp:7']]);
+
+      const unchanged = await putLines(quoteId, { lineItems: read.lineItems });
+      expect(unchanged.status).toBe(200);
+      expect(unchanged.body).toMatchObject({ subtotal: read.subtotal, total: read.total });
+      expect((await get(quoteId)).body.lineItems).toEqual(read.lineItems);
+
+      // read → change one line → write back
+      const edited = read.lineItems.map((l: any, i: number) => (i === 0 ? { ...l, quantity: 2 } : l));
+      expect((await putLines(quoteId, { lineItems: edited })).status).toBe(200);
+      const after = (await get(quoteId)).body.lineItems;
+      expect(after[0]).toEqual({ ...read.lineItems[0], quantity: 2, total: expect.any(Number) });
+      expect(after.slice(1)).toEqual(read.lineItems.slice(1));
+
+      // an earlier breakdown, as the version history shows it
+      const original = (await versions(quoteId)).body.data.at(-1);
+      expect(original.changeDescription).toBeNull();
+      expect((await putLines(quoteId, { lineItems: original.snapshot.lineItems })).status).toBe(200);
+      expect((await get(quoteId)).body.lineItems).toEqual(read.lineItems);
+    });
+
+    it('rounds float noise in quantity and unitPrice to 6 decimals', async () => {
+      const quoteId = await f.createQuote(org, submissionId);
+      const res = await putLines(quoteId, { lineItems: [{ description: 'Markup 10%', quantity: 1, unitPrice: 551.88 * 1.1 }, { description: 'Glass', quantity: 0.1 + 0.2, unitPrice: 10 }] });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ subtotal: 610.07 });
+      expect((await get(quoteId)).body.lineItems.map((l: any) => [l.quantity, l.unitPrice])).toEqual([[1, 607.068], [0.3, 10]]);
+    });
+
     it('on a sent quote: 409 revision_required without revise, the next version with revise', async () => {
       const quoteId = await f.createQuote(org, submissionId);
       await f.send(org, quoteId);
@@ -440,6 +498,22 @@ describe('quotes API', () => {
       expect((await f.awaitMails(quoteId))[0].locale).toBe('de');
     });
 
+    it.each([
+      ['de-DE', 'en', 'de'],
+      ['NL', 'en', 'nl'],
+      ['nl-BE', 'de', 'nl'],
+      ['en-GB', 'de', 'en'],
+      ['fr', 'de', 'de'],
+      ['fr-CH', 'nl', 'nl'],
+      [null, 'nl', 'nl'],
+    ])('takes the language tag %s: a customer in %s gets the mail in %s', async (locale, customerLocale, mailLocale) => {
+      const quoteId = await f.createQuote(org, await f.submission(org, { locale: customerLocale }));
+      await f.send(org, quoteId, { recipients: ['ada@example.com'], locale });
+      const [mail] = await f.awaitMails(quoteId);
+      expect(mail.locale).toBe(mailLocale);
+      expect((await request('GET', `/api/v1/quotes/${quoteId}/emails`)).body.data[0].locale).toBe(mailLocale);
+    });
+
     it("refuses to send a viewed quote with 409 quote_not_sendable", async () => {
       const quoteId = await f.createQuote(org, submissionId);
       await f.send(org, quoteId);
@@ -453,7 +527,8 @@ describe('quotes API', () => {
       ['an empty list', { recipients: [] }, 'recipients'],
       ['21 recipients', { recipients: Array.from({ length: 21 }, (_, i) => `r${i}@example.com`) }, 'recipients'],
       ['an invalid address', { recipients: ['ada@example.com', 'not-an-email'] }, 'recipients'],
-      ['an unknown locale', { recipients: ['ada@example.com'], locale: 'fr' }, 'locale'],
+      ['a locale that is no language tag', { recipients: ['ada@example.com'], locale: 'de DE' }, 'locale'],
+      ['a locale over 35 characters', { recipients: ['ada@example.com'], locale: `de-${'abcdefgh-'.repeat(4)}x` }, 'locale'],
     ])('refuses %s with 422 and sends nothing', async (_, body, path) => {
       const quoteId = await f.createQuote(org, submissionId);
       const res = await send(quoteId, body);

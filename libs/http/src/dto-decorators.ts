@@ -1,8 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import Decimal from 'decimal.js';
-import { IsIn, IsString, ValidateBy, ValidateIf } from 'class-validator';
-import { CURRENCY_CODES, stripHtml } from '@lib/shared';
+import { IsIn, IsNumber, IsString, ValidateBy, ValidateIf } from 'class-validator';
+import { CURRENCY_CODES, stripHtml, toMoneyNumber } from '@lib/shared';
 
 /** Free text is stored as plain text; length limits apply to what is stored. */
 export const PlainText = () => Transform(({ value }) => (typeof value === 'string' ? stripHtml(value) : value));
@@ -19,6 +19,27 @@ export const Trimmed = () => Transform(({ value }) => (typeof value === 'string'
 
 /** Present means it must be valid; unlike IsOptional, null is not let through. */
 export const IfPresent = () => ValidateIf((_, value) => value !== undefined);
+
+/**
+ * Optional, and `null` means absent too: a shape the API reads out with `null` for an unset field
+ * can be sent back as it is (docs/decisions/live-pricing.md, docs/decisions/quotes.md).
+ */
+export const AbsentIfNull = () => applyDecorators(Transform(({ value }) => (value === null ? undefined : value)), IfPresent());
+
+export const IsFiniteNumber = () => IsNumber({ allowNaN: false, allowInfinity: false }, { message: '$property must be a finite number' });
+
+/**
+ * Rounds a finite, non-negative number half-up, in decimal, to `decimals` places before the range
+ * checks. Clients compute in binary floating point (551.88 × 1.1 is 607.0680000000001, 0.07 × 100
+ * is 7.000000000000001): the noise goes, the amount stays (docs/decisions/live-pricing.md).
+ * Anything else is left as sent, for the validators to refuse: a non-number, NaN, ±Infinity, and a
+ * negative (−1e-9 is not rounded up to 0). Combine with IsFiniteNumber and the range checks.
+ */
+export const RoundedHalfUp = (decimals: number) =>
+  Transform(({ value }) => {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return value;
+    return toMoneyNumber(new Decimal(value).toDecimalPlaces(decimals, Decimal.ROUND_HALF_UP));
+  });
 
 /** An upper-case ISO 4217 code of CURRENCY_CODES (docs/decisions/quotes.md); combine with IfPresent where it is optional. */
 export const IsCurrencyCode = () => applyDecorators(IsString(), IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' }));

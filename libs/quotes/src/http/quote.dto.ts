@@ -10,25 +10,32 @@ import {
   IsIn,
   IsInt,
   IsNotEmpty,
-  IsNumber,
   IsOptional,
   IsPositive,
   IsString,
+  Matches,
   Max,
   MaxLength,
   Min,
   ValidateNested,
 } from 'class-validator';
-import { IfPresent, IsCurrencyCode, IsDecimalNumber, NullablePlainText, PageQuery, PlainText } from '@lib/http';
+import { AbsentIfNull, IfPresent, IsCurrencyCode, IsFiniteNumber, NullablePlainText, PageQuery, PlainText, RoundedHalfUp } from '@lib/http';
 import { ITEM_TYPES } from '@lib/templates';
+import { DOCUMENT_LOCALES, type DocumentLocale } from '../documents/document-locale';
 import { QUOTE_STATUSES, type QuoteStatus } from '../domain/quote.events';
 
 export const MAX_LINE_ITEMS = 200;
 export const MAX_RECIPIENTS = 20;
-export const MESSAGE_LOCALES = ['en', 'de', 'nl'] as const;
 
+/** Decimals kept of a line item's quantity and unit price, and of a tax rate (percent). */
+const AMOUNT_DECIMALS = 6;
+const TAX_RATE_DECIMALS = 4;
 
-const TaxRate = () => applyDecorators(IfPresent(), IsDecimalNumber(4), Min(0), Max(100));
+/** A language tag as clients send it: `de`, `de-DE`, `NL`, `nl_BE`; at most 35 characters, the length RFC 5646 §4.4.1 asks every implementation to support. */
+const LANGUAGE_TAG = /^[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*$/;
+const MAX_LANGUAGE_TAG = 35;
+
+const TaxRate = () => applyDecorators(RoundedHalfUp(TAX_RATE_DECIMALS), IfPresent(), IsFiniteNumber(), Min(0), Max(100));
 const ValidityDays = () => applyDecorators(IfPresent(), IsInt(), Min(1), Max(365));
 const Currency = () => applyDecorators(IfPresent(), IsCurrencyCode());
 
@@ -40,38 +47,39 @@ export class QuoteLineItemDto {
   @PlainText() @IsString() @IsNotEmpty() @MaxLength(2000)
   description: string;
 
-  @ApiProperty({ exclusiveMinimum: true, minimum: 0, maximum: 1_000_000, example: 1 })
-  @IsDecimalNumber(6) @IsPositive({ message: 'quantity must be greater than 0' }) @Max(1_000_000)
+  @ApiProperty({ exclusiveMinimum: true, minimum: 0, maximum: 1_000_000, example: 1, description: 'Rounded half-up to 6 decimals' })
+  @RoundedHalfUp(AMOUNT_DECIMALS) @IsFiniteNumber() @IsPositive({ message: 'quantity must be greater than 0' }) @Max(1_000_000)
   quantity: number;
 
-  @ApiProperty({ minimum: 0, maximum: 1_000_000_000, example: 249.5, description: 'Per unit, in the quote currency' })
-  @IsDecimalNumber(6) @Min(0) @Max(1_000_000_000)
+  @ApiProperty({ minimum: 0, maximum: 1_000_000_000, example: 249.5, description: 'Per unit, in the quote currency; rounded half-up to 6 decimals' })
+  @RoundedHalfUp(AMOUNT_DECIMALS) @IsFiniteNumber() @Min(0) @Max(1_000_000_000)
   unitPrice: number;
 
-  @ApiPropertyOptional({ enum: ITEM_TYPES, default: 'other' })
-  @IfPresent() @IsIn(ITEM_TYPES)
+  @ApiPropertyOptional({ enum: ITEM_TYPES, nullable: true, default: 'other', description: 'null: `other`' })
+  @AbsentIfNull() @IsIn(ITEM_TYPES)
   itemType?: (typeof ITEM_TYPES)[number];
 
-  @ApiPropertyOptional({ maxLength: 200, description: 'Echoed from base items (`component:<id>:<id>`); preserved.' })
-  @IfPresent() @IsString() @MaxLength(200)
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: 'Echoed from base items (`component:<id>:<id>`); preserved. null: none.' })
+  @AbsentIfNull() @IsString() @MaxLength(200)
   itemKey?: string;
 
-  @ApiPropertyOptional({ maxLength: 200, description: 'Round-tripped.' })
-  @IfPresent() @IsString() @MaxLength(200)
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: 'Round-tripped. null: none.' })
+  @AbsentIfNull() @IsString() @MaxLength(200)
   externalRef?: string;
 
-  @ApiPropertyOptional({ description: 'Position; when every item has one, the items are ordered by it.' })
-  @IfPresent() @IsNumber({ allowNaN: false, allowInfinity: false })
+  @ApiPropertyOptional({ type: Number, nullable: true, description: 'Position; when every item has one, the items are ordered by it. null: none.' })
+  @AbsentIfNull() @IsFiniteNumber()
   order?: number;
 
-  @ApiPropertyOptional({ description: 'Display order of base items; used like `order` when no item has an `order`.' })
-  @IfPresent() @IsNumber({ allowNaN: false, allowInfinity: false })
+  @ApiPropertyOptional({ type: Number, nullable: true, description: 'Display order of base items; used like `order` when no item has an `order`. null: none.' })
+  @AbsentIfNull() @IsFiniteNumber()
   sortOffset?: number;
 }
 
 /**
  * Line items are validated field by field, but fields a quote does not use (`total` of a base
- * item, anything else) are dropped first: a base breakdown can be sent back unchanged.
+ * item, anything else) are dropped first, and `null` for an optional field means absent: a base
+ * breakdown, and a quote's own lines as GET /quotes/{id} shows them, can be sent back unchanged.
  */
 const LineItems = () =>
   Transform(({ obj, key }) => {
@@ -92,7 +100,7 @@ const lineItemsProperty: ApiPropertyOptions = {
 };
 
 export class CreateQuoteDto {
-  @ApiPropertyOptional({ minimum: 0, maximum: 100, description: "Percent. Default: the organization's quoteDefaults.taxRate" })
+  @ApiPropertyOptional({ minimum: 0, maximum: 100, description: "Percent, rounded half-up to 4 decimals. Default: the organization's quoteDefaults.taxRate" })
   @TaxRate()
   taxRate?: number;
 
@@ -133,7 +141,7 @@ export class UpdateQuoteDto {
   @ValidityDays()
   validityDays?: number;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: 100, description: 'Percent' })
+  @ApiPropertyOptional({ minimum: 0, maximum: 100, description: 'Percent, rounded half-up to 4 decimals' })
   @TaxRate()
   taxRate?: number;
 
@@ -169,9 +177,22 @@ export class SendQuoteDto {
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_RECIPIENTS) @IsEmail({}, { each: true, message: 'each recipient must be a valid e-mail address' }) @MaxLength(254, { each: true })
   recipients: string[];
 
-  @ApiPropertyOptional({ enum: MESSAGE_LOCALES, description: "Language of the e-mail. Default: the customer's locale from the submission." })
-  @IfPresent() @IsIn(MESSAGE_LOCALES)
-  locale?: (typeof MESSAGE_LOCALES)[number];
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: MAX_LANGUAGE_TAG,
+    example: 'de-DE',
+    description:
+      "Language of the e-mail, as a language tag (letters, digits, `-` or `_`): its primary subtag, in any case, picks `en`, `de` or `nl` (`de-DE` → `de`, `NL` → `nl`). Absent, null or another language (`fr`): the customer's locale from the submission (chosen in the storefront session, else the organization's).",
+  })
+  @AbsentIfNull() @IsString() @MaxLength(MAX_LANGUAGE_TAG) @Matches(LANGUAGE_TAG, { message: 'locale must be a language tag such as de or de-DE' })
+  locale?: string;
+}
+
+/** The mail language a send asks for: the primary subtag of its tag when the product writes that language, else null (the quote's own locale). */
+export function requestedMailLanguage(tag: string | undefined): DocumentLocale | null {
+  const language = tag?.split(/[-_]/)[0].toLowerCase();
+  return (DOCUMENT_LOCALES as readonly (string | undefined)[]).includes(language) ? (language as DocumentLocale) : null;
 }
 
 export class CustomerResponseDto {

@@ -30,6 +30,7 @@ import {
   QuoteVersionResponse,
   QuoteVersionsPage,
   ReplaceLineItemsDto,
+  requestedMailLanguage,
   SendQuoteDto,
   UpdateQuoteDto,
 } from './quote.dto';
@@ -183,7 +184,7 @@ export class QuotesController {
     const seen = new Set<string>();
     const recipients = body.recipients.filter((email) => !seen.has(email.toLowerCase()) && seen.add(email.toLowerCase()));
     const result = await this.commands.execute<SendQuote, SentQuote>(
-      new SendQuote(caller.organizationId, quoteId, recipients, body.locale ?? null, parseIfMatch(ifMatch), caller.actor),
+      new SendQuote(caller.organizationId, quoteId, recipients, requestedMailLanguage(body.locale), parseIfMatch(ifMatch), caller.actor),
     );
     reply.header('ETag', result.etag);
     return { quoteId: result.quoteId, status: result.status, sentAt: result.sentAt };
