@@ -183,6 +183,18 @@ describe('storefront and configuration sessions', () => {
       }
     });
 
+    it('keeps answers that hold or need a customer token or capability URL out of caches and Referer headers', async () => {
+      const started = await start();
+      const { sessionId, customerToken } = started.body;
+      const capability = await app.request('GET', '/api/v1/configuration-sessions/pct_unknown');
+      const quote = await app.request('GET', '/storefront/v1/quotes/qt_unknown');
+      for (const res of [started, await read(sessionId, customerToken), await configure(sessionId, customerToken), capability, quote]) {
+        expect([res.headers['cache-control'], res.headers['referrer-policy']]).toEqual(['no-store', 'no-referrer']);
+      }
+      // Public answers are left as they are.
+      expect((await app.request('GET', `/storefront/v1/${org.slug}`)).headers['cache-control']).toBeUndefined();
+    });
+
     it('answers 404 for an unknown session', async () => {
       const { customerToken } = await startSession();
       for (const res of [await read('ses_unknown', customerToken), await configure('ses_unknown', customerToken), await submit('ses_unknown', customerToken)]) {

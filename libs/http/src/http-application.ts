@@ -17,6 +17,12 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** The external API's routes, all behind ApiKeyGuard except the capability-URL session endpoints. */
 const API_KEY_ROUTES = '/api/v1/';
 const CAPABILITY_ROUTES = '/api/v1/configuration-sessions/';
+/**
+ * Routes whose answers belong to the holder of a capability URL or a customer token (a partner's
+ * pricing callback, the customer's session and quote, the answer that shows a new customer
+ * token): no cache keeps them and no Referer carries their address (2026-11-26, found by a review).
+ */
+const PRIVATE_ROUTES = [CAPABILITY_ROUTES, '/storefront/v1/sessions/', '/storefront/v1/quotes/', '/storefront/v1/:orgSlug/sessions'];
 
 /** Fastify's defaults for its own HTTP server, which a server factory has to set itself. */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
@@ -121,6 +127,7 @@ export function configureHttpApplication(
     // An unknown route is 404, whatever its body (Fastify's not-found route reads bodies too).
     const route = request.routeOptions.url;
     if (route === undefined) return done();
+    if (PRIVATE_ROUTES.some((prefix) => route.startsWith(prefix))) void reply.header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer');
     // A caller the route's guard will refuse is refused before its body is read: 401 or 403 (a
     // read-only key's write), not 415, 400 or 422 about a body the route would never take.
     if (route.startsWith(API_KEY_ROUTES) && !route.startsWith(CAPABILITY_ROUTES)) {

@@ -4,8 +4,8 @@ import { IsInt, IsOptional, IsString, Min } from 'class-validator';
 import { ValidationFailed } from '@lib/shared';
 import { createValidationPipe, flattenValidationErrors } from './validation';
 
-const error = (property: string | undefined, constraints?: Record<string, string>, children: ValidationError[] = []): ValidationError =>
-  ({ property, constraints, children }) as ValidationError;
+const error = (property: string | undefined, constraints?: Record<string, string>, children: ValidationError[] = [], value: unknown = 'given'): ValidationError =>
+  ({ property, constraints, children, value }) as ValidationError;
 
 describe('flattenValidationErrors', () => {
   it('turns nested errors into dotted paths with array indexes', () => {
@@ -16,6 +16,21 @@ describe('flattenValidationErrors', () => {
     expect(flattenValidationErrors(errors)).toEqual([
       { path: 'lineItems[0].quantity', message: 'quantity must not be less than 0' },
       { path: 'extra', message: 'unknown field' },
+    ]);
+  });
+
+  it('tells a missing field that it is required, and a value of the wrong kind only what kind it must be', () => {
+    const errors = [
+      { ...error('quantity', { max: 'quantity must not be greater than 1000000', isNumber: 'quantity must be a finite number' }), value: undefined },
+      error('unitPrice', { max: 'unitPrice must not be greater than 1000000000', min: 'unitPrice must not be less than 0', isNumber: 'unitPrice must be a finite number' }, [], '12.50'),
+      error('description', { maxLength: 'description must be shorter than or equal to 2000 characters', isNotEmpty: 'description should not be empty' }, [], ''),
+      error('limit', { max: 'limit must not be greater than 100', min: 'limit must not be less than 1', isInt: 'limit must be an integer number' }, [], 'abc'),
+    ];
+    expect(flattenValidationErrors(errors)).toEqual([
+      { path: 'quantity', message: 'quantity is required' },
+      { path: 'unitPrice', message: 'unitPrice must be a finite number' },
+      { path: 'description', message: 'description should not be empty' },
+      { path: 'limit', message: 'limit must be an integer number' },
     ]);
   });
 
