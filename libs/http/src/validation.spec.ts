@@ -1,6 +1,6 @@
 import type { ArgumentMetadata, ValidationError } from '@nestjs/common';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Min } from 'class-validator';
+import { IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
 import { ValidationFailed } from '@lib/shared';
 import { createValidationPipe, flattenValidationErrors } from './validation';
 
@@ -72,5 +72,26 @@ describe('the validation pipe with queries it has seen', () => {
     const asBody = { type: 'body', metatype: Query } as ArgumentMetadata;
     expect(await pipe.transform({ limit: 5 }, asBody)).toEqual(Object.assign(new Query(), { limit: 5 }));
     await expect(pipe.transform({ limit: 0 }, asBody)).rejects.toBeInstanceOf(ValidationFailed);
+  });
+});
+
+describe('the validation pipe on bodies', () => {
+  class Line {
+    @IsNumber({ allowNaN: false, allowInfinity: false }, { message: '$property must be a finite number' }) @Min(0) @Max(1e9) unitPrice!: number;
+    @IsOptional() @IsString() note?: string;
+  }
+  const pipe = createValidationPipe();
+  const asBody = { type: 'body', metatype: Line } as ArgumentMetadata;
+  const fields = (body: unknown) => pipe.transform(body, asBody).then(() => [], (error: ValidationFailed) => error.fields);
+
+  it('tells a missing field it is required, a string where a number belongs only that, and an out-of-range number its range', async () => {
+    expect(await fields({})).toEqual([{ path: 'unitPrice', message: 'unitPrice is required' }]);
+    expect(await fields({ unitPrice: '12.50' })).toEqual([{ path: 'unitPrice', message: 'unitPrice must be a finite number' }]);
+    expect(await fields({ unitPrice: null })).toEqual([{ path: 'unitPrice', message: 'unitPrice must be a finite number' }]);
+    expect(await fields({ unitPrice: -1 })).toEqual([{ path: 'unitPrice', message: 'unitPrice must not be less than 0' }]);
+    expect(await fields({ unitPrice: 1, note: 5, extra: true })).toEqual([
+      { path: 'extra', message: 'unknown field' },
+      { path: 'note', message: 'note must be a string' },
+    ]);
   });
 });
