@@ -374,6 +374,21 @@ describe('quotes API', () => {
       expect((await get(quoteId)).body.externalRef).toBeNull();
     });
 
+    it('keeps an externalRef verbatim on the quote and its lines, and "" clears it as null does, as on submissions and contacts', async () => {
+      const quoteId = await f.createQuote(org, submissionId);
+      for (const externalRef of [' a:b ', '<b>x</b>']) {
+        expect((await patch(quoteId, { externalRef })).status).toBe(200);
+        expect((await get(quoteId)).body.externalRef).toBe(externalRef);
+      }
+      expect((await patch(quoteId, { externalRef: '' })).status).toBe(200);
+      expect((await get(quoteId)).body.externalRef).toBeNull();
+
+      const lines = [' a:b ', '<b>x</b>', ''].map((externalRef) => ({ description: 'Window', quantity: 1, unitPrice: 10, externalRef }));
+      const put = await app.request('PUT', `/api/v1/quotes/${quoteId}/line-items`, { token: org.apiKey, body: { lineItems: lines } });
+      expect(put.status).toBe(200);
+      expect((await get(quoteId)).body.lineItems.map((line: { externalRef: string | null }) => line.externalRef)).toEqual([' a:b ', '<b>x</b>', null]);
+    });
+
     it('answers 404 for an unknown quote and for another organization, 403 for a read-only key', async () => {
       const quoteId = await f.createQuote(org, submissionId);
       expect((await patch('quo_unknown', { notes: 'x' })).status).toBe(404);

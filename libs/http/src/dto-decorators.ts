@@ -17,6 +17,12 @@ export const NullablePlainText = () =>
 
 export const Trimmed = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
 
+/**
+ * An `externalRef` clears with `""` as with `null`: an empty key identifies nothing. Otherwise the
+ * value is kept verbatim, never trimmed nor stripped: another system matches it exactly.
+ */
+export const EmptyClears = () => Transform(({ value }) => (value === '' ? null : value));
+
 /** Present means it must be valid; unlike IsOptional, null is not let through. */
 export const IfPresent = () => ValidateIf((_, value) => value !== undefined);
 

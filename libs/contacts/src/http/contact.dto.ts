@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
 import { IsDefined, IsEmail, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
-import { IfPresent, NullablePlainText, PageQuery, PlainText, Trimmed } from '@lib/http';
+import { EmptyClears, IfPresent, NullablePlainText, PageQuery, PlainText, Trimmed } from '@lib/http';
 import { CONTACT_FIELD_LIMITS as MAX } from '../domain/contact.limits';
 
 const nullableText = (maxLength: number, description?: string) => ({ type: String, nullable: true, maxLength, description });
@@ -11,7 +10,6 @@ const nullableText = (maxLength: number, description?: string) => ({ type: Strin
  * HTML (it is never rendered as HTML). `""` clears it like `null`, as on submissions.
  */
 const EXTERNAL_REF_DOC = nullableText(MAX.externalRef, 'Link to an external system, e.g. `crm:contact:123`. Stored verbatim (not trimmed, HTML kept); null or "" clears it.');
-const EmptyClears = () => Transform(({ value }) => (value === '' ? null : value));
 
 export class UpsertContactDto {
   @ApiProperty({ format: 'email', maxLength: MAX.email, description: 'Upsert key, compared case-insensitively; stored lower-cased.' })

@@ -19,7 +19,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { AbsentIfNull, IfPresent, IsCurrencyCode, IsFiniteNumber, NullablePlainText, PageQuery, PlainText, RoundedHalfUp } from '@lib/http';
+import { AbsentIfNull, EmptyClears, IfPresent, IsCurrencyCode, IsFiniteNumber, NullablePlainText, PageQuery, PlainText, RoundedHalfUp } from '@lib/http';
 import { ITEM_TYPES } from '@lib/templates';
 import { DOCUMENT_LOCALES, type DocumentLocale } from '../documents/document-locale';
 import { QUOTE_STATUSES, type QuoteStatus } from '../domain/quote.events';
@@ -63,8 +63,8 @@ export class QuoteLineItemDto {
   @AbsentIfNull() @IsString() @MaxLength(200)
   itemKey?: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: 'Round-tripped. null: none.' })
-  @AbsentIfNull() @IsString() @MaxLength(200)
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: 'Round-tripped verbatim. null or "": none.' })
+  @EmptyClears() @AbsentIfNull() @IsString() @MaxLength(200)
   externalRef?: string;
 
   @ApiPropertyOptional({ type: Number, nullable: true, description: 'Position; when every item has one, the items are ordered by it. null: none.' })
@@ -149,8 +149,8 @@ export class UpdateQuoteDto {
   @Currency()
   currency?: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: 'Allowed in every status, never creates a version; null clears it.' })
-  @IsOptional() @IsString() @MaxLength(200)
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: 'Stored verbatim; null or "" clears it. Allowed in every status, never creates a version.' })
+  @EmptyClears() @IsOptional() @IsString() @MaxLength(200)
   externalRef?: string | null;
 
   @ApiPropertyOptional({ description: 'Required (true) to change terms of a sent or viewed quote: creates the next version as a draft.' })

@@ -1,7 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min, ValidateIf } from 'class-validator';
-import { PageQuery, WholeNumberQuery } from '@lib/http';
+import { EmptyClears, PageQuery, WholeNumberQuery } from '@lib/http';
 import type { SubmissionStatus } from '../application/submission-lookup';
 import { SUBMISSION_STATUSES } from '../domain/submission.events';
 
@@ -31,6 +30,6 @@ export class UpdateSubmissionDto {
   status?: SubmissionStatus;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: EXTERNAL_REF_MAX, description: 'Stored verbatim; null or "" clears it. Convention: `<system>:<type>:<id>`' })
-  @Transform(({ value }) => (value === '' ? null : value)) @IsOptional() @IsString() @MaxLength(EXTERNAL_REF_MAX)
+  @EmptyClears() @IsOptional() @IsString() @MaxLength(EXTERNAL_REF_MAX)
   externalRef?: string | null;
 }
