@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
+import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -126,8 +127,9 @@ describe('live pricing', () => {
         configuration: session.configuration,
         template: { id: live.templateId },
         session: { id: sessionId },
-        callback: { url: expect.stringMatching(CALLBACK_URL), timeoutMs: 30_000 },
+        callback: { url: expect.stringMatching(CALLBACK_URL), timeoutMs: 30_000, generation: 1 },
       });
+      expect(delivery.headers['x-service-delivery-generation']).toBe('1');
 
       // Base items sent back with a markup, `total` and all: extra fields are ignored, totals recomputed.
       const lineItems = marked(session.basePricing.lineItems, 1.1);
@@ -229,6 +231,45 @@ describe('live pricing', () => {
       expect(old.body.error.code).toBe('unauthorized');
       expect((await app.request('GET', capability(first).read)).status).toBe(401);
       expect((await app.request('PUT', capability(second).adjustments, { body })).status).toBe(200);
+    });
+
+    it('tells a redelivery from a retry: the generation stays on a retry and goes up with a redelivery, whose new callback URL works', async () => {
+      // A receiver that deduplicates on X-Service-Delivery alone would drop the redelivery and keep
+      // a URL that answers 401 (review of 2026-11-26): the generation is what tells the two apart.
+      const hooks = await WebhookReceiver.start();
+      try {
+        const org = await liveOrganization(app, receiver, { pricingWebhookUrl: hooks.url('/pricing'), pricingTimeoutMs: 1_000 });
+        hooks.respondWith('/pricing', 500);
+        const { sessionId, session } = await configuredSession(app, org);
+        const asDelivery = (r: { headers: IncomingHttpHeaders; rawBody: string; body: any }): Delivery => ({ headers: r.headers, raw: r.rawBody, body: r.body });
+        const [first, retry] = (await hooks.waitFor((r) => r.body?.data?.session?.id === sessionId, 2)).map(asDelivery);
+        const id = String(first.headers['x-service-delivery']);
+        for (const attempt of [first, retry]) {
+          expect(signedWith(attempt, org.secret)).toBe(true);
+          expect(attempt.headers['x-service-delivery']).toBe(id);
+          expect(attempt.headers['x-service-delivery-generation']).toBe('1');
+          expect(attempt.body.data.callback).toEqual({ url: first.body.data.callback.url, timeoutMs: 1_000, generation: 1 });
+        }
+        for (let i = 0; i < 100 && (await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body.status !== 'delivered'; i++) await pause(10);
+        expect((await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body).toMatchObject({ status: 'delivered', attempts: 2, generation: 1 });
+
+        expect((await app.request('POST', `/api/v1/events/${id}/redeliver`, { token: org.apiKey })).status).toBe(200);
+        const [, , redelivery] = (await hooks.waitFor((r) => r.body?.data?.session?.id === sessionId, 3)).map(asDelivery);
+        expect(signedWith(redelivery, org.secret)).toBe(true);
+        expect(redelivery.headers['x-service-delivery']).toBe(id);
+        expect(redelivery.body.id).toBe(id);
+        expect(redelivery.headers['x-service-delivery-generation']).toBe('2');
+        expect(redelivery.body.data.callback).toEqual({ url: expect.stringMatching(CALLBACK_URL), timeoutMs: 1_000, generation: 2 });
+        expect(redelivery.body.data.callback.url).not.toBe(first.body.data.callback.url);
+
+        const body = { configHash: session.configHash, lineItems: [{ description: 'Redelivered price', quantity: 1, unitPrice: 42 }] };
+        expect((await app.request('PUT', capability(first).adjustments, { body })).status).toBe(401);
+        const put = await app.request('PUT', capability(redelivery).adjustments, { body });
+        expect([put.status, put.body]).toEqual([200, { applied: true, isCurrentConfiguration: true }]);
+        expect((await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body).toMatchObject({ generation: 2 });
+      } finally {
+        await hooks.close();
+      }
     });
 
     it('keeps an older token working while its configuration is current again (a newer event does not revoke it)', async () => {

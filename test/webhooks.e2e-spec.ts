@@ -130,6 +130,7 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
       expect(request.headers['content-type']).toBe('application/json');
       expect(request.headers['x-service-event']).toBe('lead.created');
       expect(request.headers['x-service-delivery']).toBe(request.body.id);
+      expect(request.headers['x-service-delivery-generation']).toBe('1');
       expect(request.headers['webhook-id']).toBe(request.body.id);
       expect(request.headers['x-service-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
       expect(serviceSignatureValid(request, org.secret!)).toBe(true);
@@ -148,6 +149,7 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
         scheduledFor: expect.any(Number),
         deliveredAt: expect.any(Number),
         createdAt: expect.any(Number),
+        generation: 1,
         payload: request.body,
       });
       expect(receiver.requests(org.path)).toHaveLength(1);
@@ -307,6 +309,7 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
       const leadId = await newLead(org);
       const requests = await receiver.waitFor(forEntity(org, 'lead', leadId), 2);
       expect(new Set(requests.map((r) => r.headers['x-service-delivery'])).size).toBe(1);
+      expect(requests.map((r) => r.headers['x-service-delivery-generation'])).toEqual(['1', '1']);
       for (const request of requests) expect(standardWebhooksValid(request, org.secret!)).toBe(true);
       const record = await deliveryOf(org, 'lead.created', leadId, (r) => r.status === 'delivered');
       expect(record).toMatchObject({ status: 'delivered', attempts: 2, maxAttempts: 3, lastError: 'HTTP 500', deliveredAt: expect.any(Number) });
@@ -377,7 +380,7 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
   });
 
   describe('POST /api/v1/events/{id}/redeliver', () => {
-    it('given a delivered event, then 200 and a new attempt with the same delivery id and a fresh budget', async () => {
+    it('given a delivered event, then 200 and a new attempt with the same delivery id, the next generation and a fresh budget', async () => {
       const org = await hookOrg();
       const leadId = await newLead(org);
       const first = await deliveryOf(org, 'lead.created', leadId, (r) => r.status === 'delivered');
@@ -386,8 +389,10 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
       expect(res.body).toEqual({ redelivered: true });
       const requests = await receiver.waitFor(forEntity(org, 'lead', leadId), 2);
       expect(requests.map((r) => r.headers['x-service-delivery'])).toEqual([first.id, first.id]);
+      expect(requests.map((r) => r.headers['x-service-delivery-generation'])).toEqual(['1', '2']);
       expect(requests[1].rawBody).toBe(requests[0].rawBody);
-      const again = await deliveryById(org, first.id, (r) => r.status === 'delivered');
+      expect(first.generation).toBe(1);
+      const again = await deliveryById(org, first.id, (r) => r.status === 'delivered' && r.generation === 2);
       expect(again).toMatchObject({ attempts: 1, maxAttempts: 3, deliveredAt: first.deliveredAt });
     });
 
@@ -456,7 +461,7 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
         cursor = res.body.nextCursor;
       } while (cursor);
       expect(seen.map((r) => r.entityId)).toEqual([failedLead, ...[...leads].reverse()]);
-      expect(Object.keys(seen[0]).sort()).toEqual(['attempts', 'createdAt', 'deliveredAt', 'entityId', 'entityType', 'id', 'lastError', 'maxAttempts', 'scheduledFor', 'status', 'type'].sort());
+      expect(Object.keys(seen[0]).sort()).toEqual(['attempts', 'createdAt', 'deliveredAt', 'entityId', 'entityType', 'generation', 'id', 'lastError', 'maxAttempts', 'scheduledFor', 'status', 'type'].sort());
       for (let i = 1; i < seen.length; i++) expect(seen[i - 1].createdAt).toBeGreaterThanOrEqual(seen[i].createdAt);
     });
 
@@ -571,6 +576,7 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
       const requests = await receiver.waitFor((r) => r.path === pricingPath && r.body?.id === id, 2);
       expect(requests[1].body.data.callback.url).toContain(`tok_${id}_2`);
       expect(requests[1].headers['x-service-delivery']).toBe(id);
+      expect(requests.map((r) => r.headers['x-service-delivery-generation'])).toEqual(['1', '2']);
       expect(JSON.stringify(await app.get(ReadStore).get(DELIVERIES, id))).not.toContain('tok_');
     });
 

@@ -3,9 +3,11 @@
  *
  *   1. receive the webhook and verify `X-Service-Signature` with the organization's signing secret;
  *   2. acknowledge at once (2xx) — the price is computed afterwards, never while the service waits;
- *   3. apply a markup to `data.basePricing.lineItems` and PUT them to `data.callback.url`.
+ *   3. skip a delivery it has already handled: the same delivery id *and* generation (a retry);
+ *   4. apply a markup to `data.basePricing.lineItems` and PUT them to `data.callback.url`.
  *
- * Written only from api-v1.md and decisions.md, with Node's standard library.
+ * Written only from api-v1.md and decisions.md, with Node's standard library, plus the delivery
+ * generation that the service adds (docs/decisions/webhooks.md, "Telling a redelivery from a retry").
  *
  * Environment:
  *   WEBHOOK_SECRET          the signing secret (`whsec_…`, from POST /admin/v1/organizations/{id}/signing-secret) — required
@@ -20,6 +22,8 @@ const MAX_BODY_BYTES = 1024 * 1024;
 /** Signatures older (or newer) than this are refused: a captured delivery cannot be replayed later. */
 const SIGNATURE_TOLERANCE_S = 300;
 const MAX_ANSWER_ATTEMPTS = 3;
+/** How many handled deliveries are remembered; retries come within minutes, so the oldest can go. */
+const REMEMBERED_DELIVERIES = 10_000;
 
 interface LineItem {
   description: string;
@@ -39,7 +43,7 @@ interface PricingCalculated {
     basePricing: { lineItems: LineItem[]; subtotal: number };
     session?: { id: string };
     submission?: { id: string };
-    callback: { url: string; timeoutMs: number };
+    callback: { url: string; timeoutMs: number; generation: number };
   };
 }
 
@@ -107,6 +111,29 @@ export function withMarkup(items: LineItem[], markupPercent: number): LineItem[]
   }));
 }
 
+/**
+ * The deliveries already handled, keyed by (delivery id, generation). The delivery id
+ * (X-Service-Delivery) stays the same on retries *and* redeliveries; a redelivery is a new
+ * generation whose callback URL replaces the previous one, which then answers 401. So a retry is
+ * dropped and a redelivery is answered. Both values are read from the signed body (`id` and
+ * `data.callback.generation`, equal to X-Service-Delivery and X-Service-Delivery-Generation),
+ * which X-Service-Signature covers and the headers are not.
+ */
+class HandledDeliveries {
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly capacity = REMEMBERED_DELIVERIES) {}
+
+  /** True the first time a (delivery id, generation) is seen, false for a repeat. */
+  firstTime(deliveryId: string, generation: number): boolean {
+    const key = `${deliveryId}#${generation}`;
+    if (this.seen.has(key)) return false;
+    this.seen.add(key);
+    if (this.seen.size > this.capacity) this.seen.delete(this.seen.values().next().value!);
+    return true;
+  }
+}
+
 async function readBody(request: IncomingMessage): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -155,6 +182,7 @@ async function answer(event: PricingCalculated, settings: Settings): Promise<voi
 }
 
 export function startPartner(settings: Settings) {
+  const handled = new HandledDeliveries();
   const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
     const reply = (status: number) => response.writeHead(status).end();
     if (request.method !== 'POST') return reply(405);
@@ -173,6 +201,8 @@ export function startPartner(settings: Settings) {
     }
     reply(200);
     if (event.event !== 'pricing.calculated') return log(`${event.event}: acknowledged`);
+    const generation = event.data?.callback?.generation;
+    if (!handled.firstTime(event.id, generation)) return log(`${event.id} generation ${generation}: already handled (a retry), acknowledged`);
     answer(event, settings).catch((error) => log(`answering ${event.id} failed: ${String(error)}`));
   });
   server.listen(settings.port, settings.host, () => {

@@ -15,10 +15,12 @@ const GRANT_POLL_MS = 5;
 const REDACTED = '[redacted]';
 
 /**
- * Adds `data.callback { url, timeoutMs }` to each attempt of a `pricing.calculated` delivery. The
- * capability token in the URL is derived from the delivery id and generation: retries of one
- * generation carry the same token (recorded once on the session), a redelivery a new one that
- * supersedes the old. The token is recorded only as a hash, and the delivery log never stores it.
+ * Adds `data.callback { url, timeoutMs, generation }` to each attempt of a `pricing.calculated`
+ * delivery. The capability token in the URL is derived from the delivery id and generation:
+ * retries of one generation carry the same token (recorded once on the session), a redelivery a
+ * new one that supersedes the old, and `generation` says which, so a receiver that deduplicates
+ * on the delivery id alone does not drop the new URL. The token is recorded only as a hash, and
+ * the delivery log never stores it.
  */
 @Injectable()
 export class PricingCallbackFinalizer implements PayloadFinalizer {
@@ -52,7 +54,7 @@ export class PricingCallbackFinalizer implements PayloadFinalizer {
     );
     await this.untilCheckable(tokenHash);
     const { settings } = await this.organizations.get(organizationId);
-    const callback: PricingCallback = { url: callbackUrl(this.config.publicBaseUrl, token), timeoutMs: settings.pricingTimeoutMs };
+    const callback: PricingCallback = { url: callbackUrl(this.config.publicBaseUrl, token), timeoutMs: settings.pricingTimeoutMs, generation };
     return { ...payload, data: { ...data, callback } };
   }
 

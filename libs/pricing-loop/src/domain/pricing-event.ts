@@ -25,6 +25,12 @@ export interface PricingCallback {
   url: string;
   /** the customer-facing wait (the organization's pricingTimeoutMs) */
   timeoutMs: number;
+  /**
+   * The delivery generation the URL was minted for (= X-Service-Delivery-Generation), inside the
+   * signed body: a redelivery has the same delivery id, a higher generation and a new URL, and
+   * the URL of a lower generation answers 401.
+   */
+  generation: number;
 }
 
 export function callbackUrl(publicBaseUrl: string, token: string): string {

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { Metrics } from '@lib/observability';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
-import { afterAttempt, MAX_PAYLOAD_BYTES, type AttemptOutcome, type DeliveryRecord } from '../domain/delivery';
+import { afterAttempt, GENERATION_HEADER, MAX_PAYLOAD_BYTES, type AttemptOutcome, type DeliveryRecord } from '../domain/delivery';
 import { liveSecrets, targetUrl } from '../domain/organization-profile';
 import { PayloadFinalizerRegistry } from '../registries';
 import { signatureHeaders } from '../transport/signing';
@@ -32,9 +32,9 @@ const WRITE_RETRIES = 3;
  *   secrets live at that moment and sent; its outcome is recorded the same way.
  * - At most `concurrency` attempts are in flight; stopping waits for them.
  * - On start-up every `processing` record is returned to `pending`: its attempt died with the
- *   previous process, may or may not have reached the receiver, and is made again (receivers
- *   deduplicate on X-Service-Delivery). A record whose lease runs out while this process runs
- *   is recovered the same way.
+ *   previous process, may or may not have reached the receiver, and is made again with the same
+ *   id and generation (receivers deduplicate on the two). A record whose lease runs out while
+ *   this process runs is recovered the same way.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -251,7 +251,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       : record.payload;
     const body = JSON.stringify(payload);
     if (Buffer.byteLength(body) > MAX_PAYLOAD_BYTES) return { delivered: false, error: 'payload_too_large', terminal: true };
-    const headers = signatureHeaders({ deliveryId: record.id, eventType: record.type, timestamp: Math.floor(now / 1000), body, secrets });
+    const headers = {
+      ...signatureHeaders({ deliveryId: record.id, eventType: record.type, timestamp: Math.floor(now / 1000), body, secrets }),
+      [GENERATION_HEADER]: String(record.generation),
+    };
     const result = await this.sender.send({
       url,
       body,

@@ -28,6 +28,15 @@ export const MAX_PAYLOAD_BYTES = 256 * 1024;
 export const ENVELOPE_VERSION = '1.0';
 
 /**
+ * The delivery's generation, sent on every attempt beside X-Service-Delivery: 1 for the first
+ * delivery of a record, +1 per redelivery, the same on the retries within one. The delivery id is
+ * the same on retries and redeliveries (decisions §9), but a redelivered `pricing.calculated`
+ * carries a new capability URL and supersedes the old one: receivers deduplicate on
+ * (X-Service-Delivery, X-Service-Delivery-Generation), so they drop retries and keep redeliveries.
+ */
+export const GENERATION_HEADER = 'X-Service-Delivery-Generation';
+
+/**
  * The envelope without its line items, for one over the cap. Line items are the only part of an
  * event that grows with what people type (a quote may hold 200 items of 2,000 characters, over
  * 256 KiB): every `lineItems` array in `data` is left out and `lineItemsOmitted: true` stands
@@ -178,6 +187,8 @@ export interface PublicDeliveryRecord {
   scheduledFor: number;
   deliveredAt: number | null;
   createdAt: number;
+  /** the generation the last or next attempt is sent with (X-Service-Delivery-Generation) */
+  generation: number;
 }
 
 export function toPublicDelivery(record: DeliveryRecord): PublicDeliveryRecord {
@@ -193,5 +204,6 @@ export function toPublicDelivery(record: DeliveryRecord): PublicDeliveryRecord {
     scheduledFor: record.scheduledFor,
     deliveredAt: record.deliveredAt,
     createdAt: record.createdAt,
+    generation: record.generation,
   };
 }

@@ -14,7 +14,16 @@ export class EventsController {
   constructor(private readonly deliveries: WebhookDeliveries) {}
 
   @Get()
-  @ApiOperation({ summary: 'List webhook deliveries, newest first', description: 'Filter by event `type` and delivery `status`; keyset-paged with `cursor`.' })
+  @ApiOperation({
+    summary: 'List webhook deliveries, newest first',
+    description:
+      'Filter by event `type` and delivery `status`; keyset-paged with `cursor`.\n\n' +
+      'Each delivery is a POST of the JSON envelope with the headers `X-Service-Event`, `X-Service-Delivery` (the delivery `id`, the same on retries and redeliveries), ' +
+      '`X-Service-Delivery-Generation` (1 for the first delivery, +1 with every redelivery, the same on the retries within one), ' +
+      '`X-Service-Signature`, and `webhook-id`, `webhook-timestamp`, `webhook-signature` (Standard Webhooks). ' +
+      'Deduplicate on `X-Service-Delivery` together with `X-Service-Delivery-Generation`, not on the id alone: ' +
+      'a redelivered `pricing.calculated` carries a new `data.callback.url` (and `data.callback.generation`), and the URL it replaces answers 401, so it must not be dropped as a duplicate.',
+  })
   @ApiOkResponse({ type: DeliveryPageResponse })
   @ApiErrors('unauthorized', 'forbidden_plan', 'validation_error')
   list(@CurrentCaller() caller: ApiCaller, @Query() query: ListEventsQuery): Promise<Page<PublicDeliveryRecord>> {
@@ -34,7 +43,9 @@ export class EventsController {
   @ApiOperation({
     summary: 'Send a delivered or failed event again',
     description:
-      'Re-enqueues the delivery into the normal pipeline with a fresh retry budget and the same id (X-Service-Delivery). A redelivered `pricing.calculated` carries a new capability token and the previous one stops working. 409 `already_in_flight` while the delivery is pending or processing.',
+      'Re-enqueues the delivery into the normal pipeline with a fresh retry budget, the same id (X-Service-Delivery) and the next `generation` (X-Service-Delivery-Generation). ' +
+      'A redelivered `pricing.calculated` carries a new capability URL in `data.callback.url` and the previous one stops working (401): receivers deduplicate on (X-Service-Delivery, X-Service-Delivery-Generation), ' +
+      'so they keep the redelivery and drop only retries of a generation they already have. 409 `already_in_flight` while the delivery is pending or processing.',
   })
   @ApiOkResponse({ type: RedeliveredResponse })
   @ApiErrors('unauthorized', 'forbidden_plan', 'read_only_key', 'not_found', 'already_in_flight')

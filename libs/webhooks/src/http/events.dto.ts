@@ -14,7 +14,10 @@ export class ListEventsQuery extends PageQuery {
 }
 
 export class DeliveryRecordResponse {
-  @ApiProperty({ example: 'evt_3f9a0c1d5e7b2a4c6d8e0f1a2b3c4d5e', description: 'Delivery id; sent as X-Service-Delivery and webhook-id, the same on retries and redeliveries' })
+  @ApiProperty({
+    example: 'evt_3f9a0c1d5e7b2a4c6d8e0f1a2b3c4d5e',
+    description: 'Delivery id; sent as X-Service-Delivery and webhook-id, the same on retries and redeliveries (tell those apart by `generation`)',
+  })
   id: string;
 
   @ApiProperty({ enum: WEBHOOK_EVENT_TYPES, description: 'Event name as delivered' })
@@ -54,6 +57,15 @@ export class DeliveryRecordResponse {
 
   @ApiProperty({ type: 'integer', description: 'Unix ms' })
   createdAt: number;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    description:
+      'Sent as X-Service-Delivery-Generation: 1 for the first delivery, +1 with every redelivery, the same on the retries within one. ' +
+      'A redelivered `pricing.calculated` carries a new `callback.url` (its `callback.generation` is this number) and the URL of an earlier generation answers 401.',
+  })
+  generation: number;
 }
 
 export class WebhookOrganizationRef {
