@@ -17,6 +17,14 @@ async function refusedPaths(body: unknown): Promise<string[]> {
 }
 
 describe('PUT adjustments body', () => {
+  it('keeps an externalRef verbatim, and takes "" as none, like null (one externalRef rule, docs/decisions/quotes.md)', async () => {
+    const { lineItems } = await parseAdjustmentsBody({
+      configHash: HASH,
+      lineItems: [' a:b ', '<b>x</b>', '', null].map((externalRef) => ({ ...item, externalRef })),
+    });
+    expect(lineItems.map((i) => i.externalRef)).toEqual([' a:b ', '<b>x</b>', undefined, undefined]);
+  });
+
   describe('amounts a partner computed in binary floating point', () => {
     it('takes them and keeps 6 decimals, so a 10 % markup on 551.88 is priced 607.07', async () => {
       const unitPrice = 551.88 * 1.1;

@@ -1,9 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { plainToInstance, Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsNumber, IsOptional, IsPositive, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
-import Decimal from 'decimal.js';
-import { createValidationPipe, IfPresent, PlainText } from '@lib/http';
-import { toMoneyNumber } from '@lib/shared';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsPositive, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { AbsentIfNull, createValidationPipe, EmptyClears, IfPresent, IsFiniteNumber, PlainText, RoundedHalfUp } from '@lib/http';
 import type { ExternalLineInput } from '@lib/submissions';
 import { ITEM_TYPES } from '@lib/templates';
 
@@ -11,25 +9,11 @@ import { ITEM_TYPES } from '@lib/templates';
 export const MAX_ADJUSTMENT_ITEMS = 200;
 export const MAX_DESCRIPTION = 2000;
 
-/** Decimals kept of a quantity or unit price. */
-const ADJUSTMENT_DECIMALS = 6;
-
-/** Optional fields may be absent or null (both mean "not given"). */
-const nullIsAbsent = ({ value }: { value: unknown }) => (value === null ? undefined : value);
-
 /**
- * api-v1 asks only for a number, and partners compute in binary floating point (551.88 × 1.1 is
- * 607.0680000000001), so any finite number is taken and rounded half-up, in decimal, to
- * ADJUSTMENT_DECIMALS before the range checks: the noise goes, a price per unit in fractions of a
- * cent stays. Negatives are left as sent, for the range check to refuse.
+ * Decimals kept of a quantity or unit price. api-v1 asks only for a number, and partners compute in
+ * binary floating point (551.88 × 1.1 is 607.0680000000001): the noise is rounded away (RoundedHalfUp).
  */
-const KeptDecimals = () =>
-  Transform(({ value }) => {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return value;
-    return toMoneyNumber(new Decimal(value).toDecimalPlaces(ADJUSTMENT_DECIMALS, Decimal.ROUND_HALF_UP));
-  });
-
-const IsFiniteNumber = () => IsNumber({ allowNaN: false, allowInfinity: false }, { message: '$property must be a finite number' });
+const ADJUSTMENT_DECIMALS = 6;
 
 /** One line of the external breakdown (api-v1 Adjustment line item). */
 export class AdjustmentLineItemDto {
@@ -38,27 +22,27 @@ export class AdjustmentLineItemDto {
   description: string;
 
   @ApiProperty({ exclusiveMinimum: true, minimum: 0, maximum: 1_000_000, example: 1, description: 'Rounded half-up to 6 decimals' })
-  @KeptDecimals() @IsFiniteNumber() @IsPositive({ message: 'quantity must be greater than 0' }) @Max(1_000_000)
+  @RoundedHalfUp(ADJUSTMENT_DECIMALS) @IsFiniteNumber() @IsPositive({ message: 'quantity must be greater than 0' }) @Max(1_000_000)
   quantity: number;
 
   @ApiProperty({ minimum: 0, maximum: 1_000_000_000, example: 249.5, description: 'Per unit, in the organization currency; rounded half-up to 6 decimals' })
-  @KeptDecimals() @IsFiniteNumber() @Min(0) @Max(1_000_000_000)
+  @RoundedHalfUp(ADJUSTMENT_DECIMALS) @IsFiniteNumber() @Min(0) @Max(1_000_000_000)
   unitPrice: number;
 
   @ApiPropertyOptional({ enum: ITEM_TYPES, default: 'other' })
-  @Transform(nullIsAbsent) @IsOptional() @IsIn(ITEM_TYPES)
+  @AbsentIfNull() @IsIn(ITEM_TYPES)
   itemType?: string;
 
   @ApiPropertyOptional({ maxLength: 200, example: 'component:c1:TT', description: 'Echoed from base items; preserved' })
-  @Transform(nullIsAbsent) @IsOptional() @IsString() @MaxLength(200)
+  @AbsentIfNull() @IsString() @MaxLength(200)
   itemKey?: string;
 
   @ApiPropertyOptional({ description: 'Display order' })
-  @Transform(nullIsAbsent) @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false })
+  @AbsentIfNull() @IsFiniteNumber()
   sortOffset?: number;
 
-  @ApiPropertyOptional({ maxLength: 200, description: 'Round-tripped' })
-  @Transform(nullIsAbsent) @IsOptional() @IsString() @MaxLength(200)
+  @ApiPropertyOptional({ maxLength: 200, description: 'Round-tripped verbatim; null or "": none' })
+  @EmptyClears() @AbsentIfNull() @IsString() @MaxLength(200)
   externalRef?: string;
 }
 
