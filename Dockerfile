@@ -22,7 +22,7 @@ WORKDIR /app
 COPY --from=build --chown=root:root /app/package.json ./
 COPY --from=build --chown=root:root /app/node_modules node_modules
 COPY --from=build --chown=root:root /app/dist dist
-RUN mkdir -p /data && chown node:node /data
+RUN mkdir -p -m 700 /data && chown node:node /data
 # The code is read-only to the process; only DATA_DIR is writable.
 USER node
 VOLUME ["/data"]

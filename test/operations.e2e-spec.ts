@@ -232,7 +232,8 @@ describe('operations: projection rebuilds and audits', () => {
     const sent = stream.filter((e) => e.type === 'quote.v1.sent').at(-1)!;
     const customerUrl = quoteLinkUrl(app.config, legacyQuoteId);
     await store.appendToStream(`quote-${legacyQuoteId}`, [{ type: 'quote.v1.sent', data: { ...(sent.data as object), customerUrl, resend: true }, metadata: sent.metadata }], stream.at(-1)!.revision);
-    const secrets = (await store.readStream(`organization-${org.organizationId}`)).filter((e) => e.type === 'organization.v1.signingSecretRotated').map((e) => (e.data as { secret: string }).secret);
+    // the signing secrets as the events keep them: sealed (the clear secret is in no event)
+    const secrets = (await store.readStream(`organization-${org.organizationId}`)).filter((e) => e.type === 'organization.v2.signingSecretRotated').map((e) => (e.data as { sealedSecret: string }).sealedSecret);
     expect(secrets.length).toBeGreaterThan(0);
 
     const { code, out } = await cli(app, 'audit:export', '--org', org.organizationId);
@@ -245,9 +246,9 @@ describe('operations: projection rebuilds and audits', () => {
     expect(out).not.toContain(customerUrl.slice(customerUrl.lastIndexOf('/') + 1));
     expect(out).not.toContain(org.apiKey);
     expect(out).not.toMatch(/\b(cst|pct)_[0-9A-Za-z]/);
-    const rotations = events.filter((e) => e.type === 'organization.v1.signingSecretRotated');
+    const rotations = events.filter((e) => e.type === 'organization.v2.signingSecretRotated');
     expect(rotations).toHaveLength(secrets.length);
-    expect(rotations.every((e) => e.data.secret === '[redacted]' && typeof e.data.secretId === 'string')).toBe(true);
+    expect(rotations.every((e) => e.data.sealedSecret === '[redacted]' && typeof e.data.secretId === 'string')).toBe(true);
     const legacySent = events.filter((e) => e.type === 'quote.v1.sent' && e.data.quoteId === legacyQuoteId);
     expect(legacySent.map((e) => e.data.customerUrl)).toEqual([null, `${app.config.publicBaseUrl}/q/[redacted]`]);
     expect(legacySent[1].data.tokenHash).toBe((sent.data as { tokenHash: string }).tokenHash);

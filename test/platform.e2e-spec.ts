@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import { createLogger, flushRequestLines } from '@lib/observability';
 import { QuoteFixtures } from './quotes-fixtures';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
@@ -216,7 +218,39 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       expect(patched.status).toBe(200);
       expect(patched.body).toMatchObject({ unitSystem: 'imperial', externalPricingEnabled: true });
       expect(patched.body.settings).toMatchObject({ webhookUrl: 'https://crm.example.com/hooks', quoteDefaults: { taxRate: 19, validityDays: 30 }, signingSecretConfigured: true });
-      expect((await app.request('GET', `/admin/v1/organizations/${id}`, { token: ADMIN_TOKEN })).body).toEqual(patched.body);
+      // this change minted the signing secret: its answer alone shows it
+      const { signingSecret, ...settings } = patched.body.settings;
+      expect(signingSecret).toMatch(/^whsec_/);
+      expect((await app.request('GET', `/admin/v1/organizations/${id}`, { token: ADMIN_TOKEN })).body).toEqual({ ...patched.body, settings });
+    });
+
+    it('shows the signing secret that enabling live pricing mints in that answer only: never in GET, a repeat of the request or a later change', async () => {
+      const fresh = await app.createOrganization();
+      const path = `/admin/v1/organizations/${fresh.organizationId}`;
+      const enable = { token: ADMIN_TOKEN, headers: { 'idempotency-key': `enable-${fresh.organizationId}` }, body: { settings: { externalPricingEnabled: true } } };
+      const renamed = await app.request('PATCH', path, { token: ADMIN_TOKEN, body: { name: 'No secret needed' } });
+      expect(renamed.body.settings).toEqual(expect.objectContaining({ signingSecretConfigured: false }));
+      expect(renamed.body.settings).not.toHaveProperty('signingSecret');
+
+      const enabled = await app.request('PATCH', path, enable);
+      expect(enabled.status).toBe(200);
+      expect(enabled.body.settings).toMatchObject({ externalPricingEnabled: true, signingSecretConfigured: true, signingSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/=]{40,}$/) });
+      const { signingSecret, ...settings } = enabled.body.settings;
+
+      const read = await app.request('GET', path, { token: ADMIN_TOKEN });
+      expect(read.body).toEqual({ ...enabled.body, settings });
+      // Only POSTs are replayed under an Idempotency-Key: the same PATCH again is run again, and mints nothing.
+      const repeated = await app.request('PATCH', path, enable);
+      expect(repeated.status).toBe(200);
+      expect(repeated.headers['idempotent-replayed']).toBeUndefined();
+      const disabled = await app.request('PATCH', path, { token: ADMIN_TOKEN, body: { settings: { externalPricingEnabled: false } } });
+      const reenabled = await app.request('PATCH', path, { token: ADMIN_TOKEN, body: { settings: { externalPricingEnabled: true } } });
+      const own = await app.request('GET', '/api/v1/organization', { token: fresh.apiKey });
+      for (const answer of [read, repeated, disabled, reenabled, own]) {
+        expect(answer.status).toBe(200);
+        expect(JSON.stringify(answer.body)).not.toContain(signingSecret);
+        expect(JSON.stringify(answer.body)).not.toContain('whsec_');
+      }
     });
 
     it('answers a PATCH that changes nothing (no body, an empty object) with 422 and the fields to send', async () => {
@@ -406,5 +440,30 @@ describe('platform: rate limits', () => {
     await inOneWindow();
     for (let i = 0; i < 6; i++) statuses.push((await app.request('GET', '/api/v1/organization')).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+  });
+});
+
+describe('platform: the signing secret a settings change mints, in the logs', () => {
+  it('is never logged, at any level, though the request is', async () => {
+    const written: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        written.push(chunk.toString());
+        done();
+      },
+    });
+    const app = await TestApp.start({}, undefined, createLogger({ level: 'trace', name: 'test', destination }));
+    try {
+      const org = await app.createOrganization();
+      const enabled = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { externalPricingEnabled: true } } });
+      const secret: string = enabled.body.settings.signingSecret;
+      expect(secret).toMatch(/^whsec_/);
+      flushRequestLines();
+      const logs = written.join('');
+      expect(logs).toContain(`/admin/v1/organizations/${org.organizationId}`);
+      expect(logs).not.toContain(secret.slice('whsec_'.length));
+    } finally {
+      await app.close();
+    }
   });
 });

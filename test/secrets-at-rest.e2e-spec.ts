@@ -1,8 +1,14 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
+import { Writable } from 'node:stream';
+import { Webhook } from 'standardwebhooks';
+import { createLogger } from '@lib/observability';
+import { WebhookReceiver, type ReceivedWebhook } from '@lib/webhooks/testing/webhook-receiver';
 import { exampleConfigurationInput } from '@lib/templates/domain/example.fixture';
 import { QuoteFixtures } from './quotes-fixtures';
+import { startProduct } from './support/product-process';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 /** Every byte the product keeps in DATA_DIR (or in the files whose names pass `include`) except the outgoing e-mails, whose link is the point. */
@@ -17,13 +23,29 @@ function storedBytes(dir: string, include: (name: string) => boolean = () => tru
   return Buffer.concat(parts);
 }
 
+/** Whether a delivery verifies with `secret` as a receiver checks it: X-Service-Signature by hand, and the Standard Webhooks headers with their library. */
+function verifiesWith(received: ReceivedWebhook, secret: string): { service: boolean; standard: boolean } {
+  const parts = String(received.headers['x-service-signature']).split(',').map((part) => part.split('='));
+  const t = parts.find(([name]) => name === 't')?.[1];
+  const expected = createHmac('sha256', secret).update(`${t}.${received.rawBody}`).digest();
+  const service = parts.some(([name, hex]) => name === 'v1' && Buffer.from(hex, 'hex').length === expected.length && timingSafeEqual(Buffer.from(hex, 'hex'), expected));
+  let standard = true;
+  try {
+    new Webhook(secret).verify(received.rawBody, received.headers as Record<string, string>);
+  } catch {
+    standard = false;
+  }
+  return { service, standard };
+}
+
 /**
  * Secrets at rest: after a run that uses every kind of credential, none of them is anywhere in
  * the stores (event store, read models, bus, files) in clear: API keys and customer tokens are
  * kept as hashes, pricing capability tokens are derived and never stored, quote link tokens are
- * derived and never in the event log, the admin token lives
- * only in its own file when generated (here it is given). Webhook signing secrets are stored as
- * they are: the product needs them to sign.
+ * derived and never in the event log, the admin token lives only in its own file when generated
+ * (here it is given). Webhook signing secrets are sealed (AES-256-GCM) under the signing-secret
+ * key before they go into an event, so neither the event log nor the bus that relays it holds one
+ * (docs/decisions/webhooks.md, Signing).
  */
 describe('secrets at rest', () => {
   let app: TestApp;
@@ -77,5 +99,112 @@ describe('secrets at rest', () => {
     const logs = storedBytes(app.config.dataDir, (name) => name.startsWith('events.db') || name.startsWith('bus.db'));
     expect(logs.includes(Buffer.from(submitted.body.submissionId))).toBe(true); // the scan sees the logs
     expect({ quoteTokenInTheLogs: logs.includes(Buffer.from(quoteToken)) }).toEqual({ quoteTokenInTheLogs: false });
+  });
+  it('keeps webhook signing secrets sealed: none is in clear anywhere in DATA_DIR, and deliveries verify with the secrets shown, during a rotation too', async () => {
+    const f = new QuoteFixtures(app);
+    const org = await f.organization();
+    const path = '/sealed-secrets';
+    const isSubmission = (r: ReceivedWebhook) => r.path === path && r.headers['x-service-event'] === 'submission.created';
+
+    // Enabling live pricing mints the first secret and shows it in this answer.
+    const enabled = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: receiver.url(path), externalPricingEnabled: true } } });
+    expect(enabled.status).toBe(200);
+    const minted: string = enabled.body.settings.signingSecret;
+    expect(minted).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
+    await f.submission(org);
+    const [first] = await receiver.waitFor(isSubmission);
+    expect(verifiesWith(first, minted)).toEqual({ service: true, standard: true });
+
+    // A rotation: the new secret signs, and the minted one beside it for 24 h.
+    const rotated = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
+    expect(rotated.status).toBe(201);
+    const current: string = rotated.body.secret;
+    await f.submission(org);
+    const during = (await receiver.waitFor(isSubmission, 2)).find((r) => r !== first)!;
+    expect(verifiesWith(during, current)).toEqual({ service: true, standard: true });
+    expect(verifiesWith(during, minted)).toEqual({ service: true, standard: true });
+
+    const stored = storedBytes(app.config.dataDir);
+    const logs = storedBytes(app.config.dataDir, (name) => name.startsWith('events.db') || name.startsWith('bus.db'));
+    expect(logs.includes(Buffer.from('organization.v2.signingSecretRotated'))).toBe(true); // the scan sees the rotations, in the events and on the bus
+    expect({ whsecAnywhere: stored.includes(Buffer.from('whsec_')) }).toEqual({ whsecAnywhere: false });
+    for (const [name, secret] of Object.entries({ minted, current })) {
+      // without its prefix too, as text and as the key bytes it stands for
+      const key = secret.slice('whsec_'.length);
+      expect({ name, foundInStores: stored.includes(Buffer.from(key)) || stored.includes(Buffer.from(key, 'base64')) }).toEqual({ name, foundInStores: false });
+    }
+  });
+});
+
+describe('DATA_DIR as the product creates it', () => {
+  let parent: string;
+  beforeAll(() => {
+    parent = mkdtempSync(join(tmpdir(), 'data-dir-mode-'));
+  });
+  afterAll(() => rmSync(parent, { recursive: true, force: true }));
+
+  it('is readable by the product\'s user only, and so are the keys it generates at start, the signing-secret key among them', async () => {
+    const dataDir = join(parent, 'data');
+    const product = await startProduct({ DATA_DIR: dataDir, ADMIN_TOKEN, PRICING_TOKEN_SECRET: '', QUOTE_LINK_SECRET: '', FILE_LINK_SECRET: '', SIGNING_SECRET_KEY: '' });
+    try {
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      for (const key of ['pricing-token.key', 'signing-secret.key']) {
+        expect({ key, mode: statSync(join(dataDir, key)).mode & 0o777 }).toEqual({ key, mode: 0o600 });
+      }
+    } finally {
+      product.child.kill('SIGTERM');
+      await product.exited;
+    }
+  }, 90_000);
+});
+
+describe('a signing secret sealed with another key than the outbox has', () => {
+  const ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '0,1000,1000,1000,1000,1000' };
+  let receiver: WebhookReceiver;
+  let dataDir: string;
+  let app: TestApp | null = null;
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+    dataDir = mkdtempSync(join(tmpdir(), 'other-key-'));
+  });
+  afterAll(async () => {
+    await app?.close();
+    await receiver.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('signs nothing with it and stops nothing: the deliveries fail with no_signing_secret, one error says what to do, and a rotation makes them go out', async () => {
+    app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: 'a'.repeat(40) }, dataDir);
+    const f = new QuoteFixtures(app);
+    const org = await f.organization();
+    const path = '/other-key';
+    const enabled = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: receiver.url(path) } } });
+    expect(enabled.body.settings.signingSecret).toMatch(/^whsec_/);
+    await app.close();
+
+    // The same DATA_DIR with another key: a process that was not given the key the secret was sealed with.
+    const written: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        written.push(chunk.toString());
+        done();
+      },
+    });
+    app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: 'b'.repeat(40) }, dataDir, createLogger({ level: 'error', name: 'test', destination }));
+    await new QuoteFixtures(app).submission(org);
+    const failing = async () => (await app!.request('GET', '/api/v1/events?type=submission.created', { token: org.apiKey })).body.data[0];
+    for (let tries = 0; !((await failing())?.attempts >= 2) && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await failing()).toMatchObject({ status: 'pending', lastError: 'no_signing_secret' });
+    expect((await app.request('GET', '/healthz')).status).toBe(200);
+    const errors = written.join('').split('\n').filter((line) => line.includes('cannot be unsealed'));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain(org.organizationId);
+    expect(errors[0]).toContain('SIGNING_SECRET_KEY');
+    expect(receiver.requests(path)).toHaveLength(0);
+
+    const rotated = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
+    const [delivered] = await receiver.waitFor((r) => r.path === path && r.headers['x-service-event'] === 'submission.created');
+    expect(verifiesWith(delivered, rotated.body.secret)).toEqual({ service: true, standard: true });
+    expect(verifiesWith(delivered, enabled.body.settings.signingSecret)).toEqual({ service: false, standard: false });
   });
 });

@@ -4,6 +4,7 @@ import type { EventStore, RecordedEvent } from '@lib/event-store';
 import { REDACTED } from '@lib/observability';
 import type { ReadStore } from '@lib/read-store';
 import { generateApiKey, hashApiKey } from '@lib/organizations/application/api-keys';
+import { SigningSecretSeal } from '@lib/organizations/application/signing-secret-seal';
 import { CapabilityTokens, hashCapabilityToken } from '@lib/pricing-loop';
 import { generateCustomerToken, hashCustomerToken } from '@lib/sessions/application/customer-token';
 import { randomBase62 } from '@lib/shared';
@@ -15,9 +16,15 @@ const signingSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const quoteToken = randomBase62(43);
 const capabilityToken = new CapabilityTokens(randomBytes(32)).derive('dlv_1', 1);
 const same = (type: string) => ({ type, storedType: type });
+const seal = new SigningSecretSeal(randomBytes(32));
 
 describe('audit:export redaction, per event type', () => {
-  it('organization.v1.signingSecretRotated: the secret goes, the rest stays', () => {
+  it('organization.v2.signingSecretRotated: the sealed secret goes too, the rest stays', () => {
+    const data = { organizationId: ORG, secretId: 'whs_1', sealedSecret: seal.seal(signingSecret(), { organizationId: ORG, secretId: 'whs_1' }), previousValidUntil: 1_700_000_000_000, at: 1 };
+    expect(redactEventData(same('organization.v2.signingSecretRotated'), data)).toEqual({ ...data, sealedSecret: REDACTED });
+  });
+
+  it('organization.v1.signingSecretRotated (stored in clear before secrets were sealed): the secret goes, the rest stays', () => {
     const data = { organizationId: ORG, secretId: 'sec_1', secret: signingSecret(), previousValidUntil: 1_700_000_000_000, at: 1 };
     expect(redactEventData(same('organization.v1.signingSecretRotated'), data)).toEqual({ ...data, secret: REDACTED });
   });
@@ -97,12 +104,14 @@ describe('audit:export writes no secret or capability token', () => {
 
   it('redacts upcast and current events alike and keeps every event with its id, type, position and actor', async () => {
     const secret = signingSecret();
+    const sealedSecret = seal.seal(signingSecret(), { organizationId: ORG, secretId: 'sec_2' });
     const log = [
       recorded(1, `organization-${ORG}`, 'organization.v1.signingSecretRotated', { organizationId: ORG, secretId: 'sec_1', secret, previousValidUntil: 0, at: 1 }),
       recorded(2, 'quote-quo_1', 'quote.v1.sent', { organizationId: ORG, quoteId: 'quo_1', customerUrl: `https://quotes.example.com/q/${quoteToken}`, tokenHash: 'ab12', at: 2 }, { actor: 'apiKey:key_1' }),
       // stored as v1 and upcast to v2 on read; its free text quotes the secret
       recorded(3, 'quote-quo_1', 'quote.v1.lineItemsReplaced', { organizationId: ORG, quoteId: 'quo_1', version: 1, lineItems: [], totals: { subtotal: 0, taxAmount: 0, total: 0 }, changeDescription: `oops ${secret}`, at: 3 }),
       recorded(4, 'session-ses_1', 'session.v1.pricingTokenIssued', { organizationId: ORG, sessionId: 'ses_1', tokenHash: hashCapabilityToken(capabilityToken), deliveryId: 'dlv_1' }, { actor: `relay ${capabilityToken}`, correlationId: `cst_${randomBase62(40)}` }),
+      recorded(5, `organization-${ORG}`, 'organization.v2.signingSecretRotated', { organizationId: ORG, secretId: 'sec_2', sealedSecret, previousValidUntil: 5, at: 5 }),
     ];
     const events = { readAll: async ({ after }: { after: number }) => log.filter((event) => event.position > after) } as unknown as EventStore;
     const out = new PassThrough();
@@ -112,15 +121,17 @@ describe('audit:export writes no secret or capability token', () => {
 
     expect(await auditExport(context, { organizationId: ORG })).toBe(0);
 
-    for (const leak of ['whsec_', quoteToken, 'pct_', 'cst_']) expect(text).not.toContain(leak);
+    for (const leak of ['whsec_', sealedSecret, quoteToken, 'pct_', 'cst_']) expect(text).not.toContain(leak);
     const lines = text.trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.map((line) => [line.id, line.position, line.type, line.storedType])).toEqual([
       ['evt_1', 1, 'organization.v1.signingSecretRotated', 'organization.v1.signingSecretRotated'],
       ['evt_2', 2, 'quote.v1.sent', 'quote.v1.sent'],
       ['evt_3', 3, 'quote.v2.lineItemsReplaced', 'quote.v1.lineItemsReplaced'],
       ['evt_4', 4, 'session.v1.pricingTokenIssued', 'session.v1.pricingTokenIssued'],
+      ['evt_5', 5, 'organization.v2.signingSecretRotated', 'organization.v2.signingSecretRotated'],
     ]);
     expect(lines[0].data).toMatchObject({ secretId: 'sec_1', secret: REDACTED });
+    expect(lines[4].data).toMatchObject({ secretId: 'sec_2', sealedSecret: REDACTED, previousValidUntil: 5 });
     expect(lines[1]).toMatchObject({ actor: { type: 'api_key', id: 'key_1' }, data: { customerUrl: `https://quotes.example.com/q/${REDACTED}`, tokenHash: 'ab12' } });
     expect(lines[2].data).toMatchObject({ changeDescription: `oops ${REDACTED}`, previousTotals: null });
     expect(lines[3]).toMatchObject({ actor: { type: 'other', value: `relay ${REDACTED}` }, correlationId: REDACTED });

@@ -42,7 +42,10 @@ const settingsUrls = { 'settings.webhookUrl': endpointUrl, 'settings.pricingWebh
  * ones not listed hold no such field (sessions and pricing grants record only token hashes).
  */
 const FIELD_RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
-  // the signing secret is stored because the outbox signs with it (decisions/webhooks.md)
+  // The signing secret, sealed: the export never needs it, and with the signing-secret key
+  // (a copy of DATA_DIR, a leaked SIGNING_SECRET_KEY) it would open.
+  'organization.v2.signingSecretRotated': { sealedSecret: redacted },
+  // the signing secret in clear, as stored before secrets were sealed (2026-11-26)
   'organization.v1.signingSecretRotated': { secret: redacted },
   'organization.v1.apiKeyCreated': { keyPrefix: apiKeyPrefix },
   'organization.v1.created': settingsUrls,
@@ -52,7 +55,7 @@ const FIELD_RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>>
 };
 
 /** Field names that only ever hold a credential, wherever they appear (`tokenHash` and the like are not among them). */
-const CREDENTIAL_FIELDS = new Set(['secret', 'signingSecret', 'token', 'customerToken', 'quoteToken', 'capabilityToken', 'apiKey', 'password']);
+const CREDENTIAL_FIELDS = new Set(['secret', 'sealedSecret', 'signingSecret', 'token', 'customerToken', 'quoteToken', 'capabilityToken', 'apiKey', 'password']);
 
 /**
  * The defensive pass over anything written: strings of a known secret shape (API keys, the admin

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureDataDir } from '@lib/runtime/stores';
 import { ConfigError, loadConfig, randomBase62, type AppConfig } from '@lib/shared';
 
 export interface PreparedRuntime {
@@ -25,7 +26,7 @@ export function prepareRuntime(env: NodeJS.ProcessEnv = process.env): PreparedRu
     }
     throw error;
   }
-  mkdirSync(config.dataDir, { recursive: true });
+  ensureDataDir(config);
   let generatedAdminToken = false;
   let adminTokenFile: string | null = null;
   if (!config.adminToken) {

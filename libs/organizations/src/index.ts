@@ -3,5 +3,7 @@ export * from './domain/organization.decider';
 export * from './application/organization.commands';
 export * from './application/organization-directory';
 export * from './application/api-keys';
+export * from './application/signing-secret-seal';
 export * from './projections/organizations.projection';
 export * from './organizations.module';
+export * from './signing-secrets.module';

@@ -7,8 +7,10 @@ import { OrganizationDirectory } from './application/organization-directory';
 import { AdminOrganizationsController } from './http/admin-organizations.controller';
 import { OrganizationController } from './http/organization.controller';
 import { organizationsProjection } from './projections/organizations.projection';
+import { SigningSecretsModule } from './signing-secrets.module';
 
 @Module({
+  imports: [SigningSecretsModule],
   controllers: [AdminOrganizationsController, OrganizationController],
   providers: [...ORGANIZATION_COMMAND_HANDLERS, OrganizationDirectory, { provide: CredentialResolver, useClass: OrganizationCredentialResolver }],
   exports: [OrganizationDirectory, CredentialResolver],

@@ -13,6 +13,9 @@ import { ConfigError, type AppConfig } from '@lib/shared';
  * should not pay.
  */
 
+/** DATA_DIR as the product creates it: the product's user only. */
+export const DATA_DIR_MODE = 0o700;
+
 /** The file of each embedded store, in DATA_DIR (the idempotency keys: HttpInfrastructureModule). */
 export const EMBEDDED_FILES = { eventStore: 'events.db', readStore: 'read-models.db', messageBus: 'bus.db', idempotency: 'idempotency.db' } as const;
 
@@ -26,8 +29,13 @@ export function embeddedStoreFiles(config: AppConfig): string[] {
   ];
 }
 
-function ensureDataDir(config: AppConfig): string {
-  mkdirSync(config.dataDir, { recursive: true });
+/**
+ * Creates DATA_DIR, if missing, readable by the product's user only: the embedded stores are
+ * created with the umask (0644 by default) and hold every organization's data. An existing
+ * directory is left as it is (docs/operations.md: `chmod 700` it).
+ */
+export function ensureDataDir(config: Pick<AppConfig, 'dataDir'>): string {
+  mkdirSync(config.dataDir, { recursive: true, mode: DATA_DIR_MODE });
   return config.dataDir;
 }
 

@@ -49,6 +49,8 @@ export interface AppConfig {
   fileLinkSecret: string | undefined;
   /** key the customers' quote links are derived with; when unset a key is generated into DATA_DIR */
   quoteLinkSecret: string | undefined;
+  /** key the webhook signing secrets are sealed with in the events; when unset a key is generated into DATA_DIR */
+  signingSecretKey: string | undefined;
   /** lifetime of a signed file link */
   fileLinkTtlMs: number;
   /** pino level of the JSON logs; `silent` turns them off */
@@ -220,6 +222,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     pdfRetryScheduleMs: schedule(env, 'PDF_RETRY_SCHEDULE_MS', [0, 10_000, 60_000, 300_000, 900_000]),
     fileLinkSecret: secret(env, 'FILE_LINK_SECRET', 32),
     quoteLinkSecret: secret(env, 'QUOTE_LINK_SECRET', 32),
+    signingSecretKey: secret(env, 'SIGNING_SECRET_KEY', 32),
     fileLinkTtlMs: integer(env, 'FILE_LINK_TTL_MS', 300_000, 1, 3_600_000),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     readyMaxProjectionLag: integer(env, 'READY_MAX_PROJECTION_LAG', 1000),

@@ -6,6 +6,7 @@ import { organizationDecider } from '../domain/organization.decider';
 import { SlugTaken } from '../domain/organization.errors';
 import { organizationStream, slugStream, type OrganizationProfile, type OrganizationSlugClaimed, type OrganizationSettings, type OrganizationSettingsPatch } from '../domain/organization.events';
 import { generateApiKey, hashApiKey } from './api-keys';
+import { SigningSecretSeal } from './signing-secret-seal';
 import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
 
 export const DEFAULT_SETTINGS: OrganizationSettings = {
@@ -89,21 +90,32 @@ export class UpdateOrganization {
   ) {}
 }
 
+export interface UpdatedOrganization {
+  /** the signing secret this change minted (`whsec_…`), to be shown this once; null when it minted none */
+  mintedSigningSecret: string | null;
+}
+
 @CommandHandler(UpdateOrganization)
-export class UpdateOrganizationHandler implements ICommandHandler<UpdateOrganization, void> {
+export class UpdateOrganizationHandler implements ICommandHandler<UpdateOrganization, UpdatedOrganization> {
   constructor(
     private readonly repository: AggregateRepository,
     private readonly ids: IdGenerator,
     private readonly clock: Clock,
+    private readonly seal: SigningSecretSeal,
   ) {}
 
-  async execute({ organizationId, changes, settings }: UpdateOrganization): Promise<void> {
-    await this.repository.handle(
+  async execute({ organizationId, changes, settings }: UpdateOrganization): Promise<UpdatedOrganization> {
+    // Minted on every change in case the decider needs a first secret; only the events keep it, sealed.
+    const secretId = this.ids.next('whs');
+    const secret = newSigningSecret();
+    const { newEvents } = await this.repository.handle(
       organizationDecider,
       organizationStream(organizationId),
-      { type: 'updateOrganization', changes, settings, mintedSecret: { secretId: this.ids.next('whs'), secret: newSigningSecret() }, at: this.clock.now() },
+      { type: 'updateOrganization', changes, settings, mintedSecret: { secretId, sealedSecret: this.seal.seal(secret, { organizationId, secretId }) }, at: this.clock.now() },
       { metadata: ADMIN, what: 'The organization' },
     );
+    const minted = newEvents.some((event) => event.type === 'organization.v2.signingSecretRotated' && event.data.secretId === secretId);
+    return { mintedSigningSecret: minted ? secret : null };
   }
 }
 
@@ -167,14 +179,16 @@ export class RotateSigningSecretHandler implements ICommandHandler<RotateSigning
     private readonly repository: AggregateRepository,
     private readonly ids: IdGenerator,
     private readonly clock: Clock,
+    private readonly seal: SigningSecretSeal,
   ) {}
 
   async execute({ organizationId }: RotateSigningSecret): Promise<{ secret: string }> {
+    const secretId = this.ids.next('whs');
     const secret = newSigningSecret();
     await this.repository.handle(
       organizationDecider,
       organizationStream(organizationId),
-      { type: 'rotateSigningSecret', secretId: this.ids.next('whs'), secret, at: this.clock.now() },
+      { type: 'rotateSigningSecret', secretId, sealedSecret: this.seal.seal(secret, { organizationId, secretId }), at: this.clock.now() },
       { metadata: ADMIN },
     );
     return { secret };

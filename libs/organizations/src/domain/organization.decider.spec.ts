@@ -19,7 +19,8 @@ const keyCreated = (keyId: string): OrganizationEvent => ({
   type: 'organization.v1.apiKeyCreated',
   data: { organizationId: 'org_1', keyId, name: keyId, readOnly: false, keyHash: `hash-${keyId}`, keyPrefix: 'qk_live_abcd', at: AT },
 });
-const minted = { secretId: 'whs_1', secret: 'whsec_c2VjcmV0' };
+/** as SigningSecretSeal writes it: the decider only carries it */
+const minted = { secretId: 'whs_1', sealedSecret: 'v1.0a1b2c3d.c2VhbGVk' };
 
 /** given events, when a command: the events decided */
 function when(given: OrganizationEvent[], command: OrganizationCommand): OrganizationEvent[] {
@@ -53,16 +54,23 @@ describe('organization decider', () => {
     ['a first webhook URL', { webhookUrl: 'https://crm.example.com/hooks' }],
   ])('mints a signing secret on %s when there is none', (_, change) => {
     const events = when([created], { type: 'updateOrganization', changes: {}, settings: change, mintedSecret: minted, at: AT + 1 });
-    expect(events.map((e) => e.type)).toEqual(['organization.v1.settingsChanged', 'organization.v1.signingSecretRotated']);
-    const rotated: OrganizationEvent = { type: 'organization.v1.signingSecretRotated', data: { organizationId: 'org_1', ...minted, previousValidUntil: AT, at: AT } };
+    expect(events.map((e) => e.type)).toEqual(['organization.v1.settingsChanged', 'organization.v2.signingSecretRotated']);
+    const rotated: OrganizationEvent = { type: 'organization.v2.signingSecretRotated', data: { organizationId: 'org_1', ...minted, previousValidUntil: AT, at: AT } };
+    expect(events[1]).toEqual({ ...rotated, data: { ...rotated.data, previousValidUntil: AT + 1, at: AT + 1 } });
     expect(when([created, rotated], { type: 'updateOrganization', changes: {}, settings: change, mintedSecret: minted, at: AT + 1 }).map((e) => e.type)).toEqual([
       'organization.v1.settingsChanged',
     ]);
   });
 
+  it('counts a secret stored in clear before secrets were sealed as a secret: nothing is minted over it', () => {
+    const legacy: OrganizationEvent = { type: 'organization.v1.signingSecretRotated', data: { organizationId: 'org_1', secretId: 'whs_0', secret: 'whsec_c2VjcmV0', previousValidUntil: AT, at: AT } };
+    const events = when([created, legacy], { type: 'updateOrganization', changes: {}, settings: { externalPricingEnabled: true }, mintedSecret: minted, at: AT + 1 });
+    expect(events.map((e) => e.type)).toEqual(['organization.v1.settingsChanged']);
+  });
+
   it('keeps the previous signing secret valid for 24 hours after a rotation', () => {
     expect(when([created], { type: 'rotateSigningSecret', ...minted, at: AT })).toEqual([
-      { type: 'organization.v1.signingSecretRotated', data: { organizationId: 'org_1', ...minted, previousValidUntil: AT + SECRET_ROTATION_OVERLAP_MS, at: AT } },
+      { type: 'organization.v2.signingSecretRotated', data: { organizationId: 'org_1', ...minted, previousValidUntil: AT + SECRET_ROTATION_OVERLAP_MS, at: AT } },
     ]);
   });
 

@@ -25,13 +25,13 @@ export type OrganizationCommand =
       type: 'updateOrganization';
       changes: Partial<Omit<OrganizationProfile, 'slug'>>;
       settings?: OrganizationSettingsPatch;
-      /** minted by the caller in case enabling live pricing needs a first signing secret */
-      mintedSecret: { secretId: string; secret: string };
+      /** minted and sealed by the caller in case the change needs a first signing secret */
+      mintedSecret: { secretId: string; sealedSecret: string };
       at: number;
     }
   | { type: 'createApiKey'; keyId: string; name: string; readOnly: boolean; keyHash: string; keyPrefix: string; at: number }
   | { type: 'revokeApiKey'; keyId: string; at: number }
-  | { type: 'rotateSigningSecret'; secretId: string; secret: string; at: number };
+  | { type: 'rotateSigningSecret'; secretId: string; sealedSecret: string; at: number };
 
 const initialState = (): OrganizationState => ({
   exists: false,
@@ -76,7 +76,7 @@ function decide(command: OrganizationCommand, state: OrganizationState): Organiz
           const needsSecret = next.externalPricingEnabled || next.webhookUrl !== null || next.pricingWebhookUrl !== null;
           if (needsSecret && !org.hasSigningSecret) {
             events.push({
-              type: 'organization.v1.signingSecretRotated',
+              type: 'organization.v2.signingSecretRotated',
               data: { organizationId: org.organizationId, ...command.mintedSecret, previousValidUntil: command.at, at: command.at },
             });
           }
@@ -113,11 +113,11 @@ function decide(command: OrganizationCommand, state: OrganizationState): Organiz
       const org = existing(state);
       return [
         {
-          type: 'organization.v1.signingSecretRotated',
+          type: 'organization.v2.signingSecretRotated',
           data: {
             organizationId: org.organizationId,
             secretId: command.secretId,
-            secret: command.secret,
+            sealedSecret: command.sealedSecret,
             previousValidUntil: command.at + SECRET_ROTATION_OVERLAP_MS,
             at: command.at,
           },
@@ -139,6 +139,7 @@ function evolve(state: OrganizationState, event: OrganizationEvent): Organizatio
       return { ...state, activeKeys: [...state.activeKeys, { keyId: event.data.keyId, keyHash: event.data.keyHash }] };
     case 'organization.v1.apiKeyRevoked':
       return { ...state, activeKeys: state.activeKeys.filter((k) => k.keyId !== event.data.keyId) };
+    case 'organization.v2.signingSecretRotated':
     case 'organization.v1.signingSecretRotated':
       return { ...state, hasSigningSecret: true };
   }

@@ -37,10 +37,21 @@ export type OrganizationEvent =
     }
   | { type: 'organization.v1.apiKeyRevoked'; data: { organizationId: string; keyId: string; keyHash: string; at: number } }
   | {
+      type: 'organization.v2.signingSecretRotated';
+      /**
+       * A new signing secret, sealed (SigningSecretSeal): the outbox opens it to sign. The previous
+       * one keeps signing until `previousValidUntil`.
+       */
+      data: { organizationId: string; secretId: string; sealedSecret: string; previousValidUntil: number; at: number };
+    }
+  | {
+      /** Written until 2026-11-26, with the secret in clear (found by a review); still read, never written. */
       type: 'organization.v1.signingSecretRotated';
-      /** the secret itself is needed to sign; the previous one keeps signing until `previousValidUntil` */
       data: { organizationId: string; secretId: string; secret: string; previousValidUntil: number; at: number };
     };
+
+/** The events that issue a signing secret: the current one, and the clear-text one stored before secrets were sealed. */
+export type SigningSecretRotated = Extract<OrganizationEvent, { type: 'organization.v2.signingSecretRotated' | 'organization.v1.signingSecretRotated' }>;
 
 export const ORGANIZATION_STREAM = 'organization-';
 export const organizationStream = (organizationId: string) => `${ORGANIZATION_STREAM}${organizationId}`;

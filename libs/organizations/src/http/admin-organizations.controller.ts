@@ -4,9 +4,9 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags
 import { AdminGuard, ApiErrors, decodeCursor, encodeCursor, pageLimit, PageQuery, ShowsSecretOnce } from '@lib/http';
 import { APP_CONFIG, stripHtml, ValidationFailed, type AppConfig } from '@lib/shared';
 import { assertWebhookUrlsAllowed } from '@lib/webhooks/transport/webhook-url-policy';
-import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type CreatedApiKey } from '../application/organization.commands';
+import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type CreatedApiKey, type UpdatedOrganization } from '../application/organization.commands';
 import { OrganizationDirectory, toAdminOrganization } from '../application/organization-directory';
-import { AdminOrganizationResponse, ApiKeyListResponse, CreateApiKeyDto, CreateOrganizationDto, SigningSecretResponse, UpdateOrganizationDto } from './organization.dto';
+import { AdminOrganizationResponse, ApiKeyListResponse, CreateApiKeyDto, CreateOrganizationDto, SigningSecretResponse, UpdatedOrganizationResponse, UpdateOrganizationDto } from './organization.dto';
 
 /** The cursor tag of the API-key list. */
 const API_KEYS = 'api-keys';
@@ -53,7 +53,13 @@ export class AdminOrganizationsController {
   }
 
   @Patch(':orgId')
-  @ApiOkResponse({ type: AdminOrganizationResponse })
+  @ApiOperation({
+    summary: 'Change an organization',
+    description:
+      'Enabling `externalPricingEnabled`, or a first `webhookUrl`/`pricingWebhookUrl`, mints the webhook signing secret when the organization has none: ' +
+      'this answer then shows it, once, as `settings.signingSecret`.',
+  })
+  @ApiOkResponse({ type: UpdatedOrganizationResponse })
   async update(@Param('orgId') orgId: string, @Body() body: UpdateOrganizationDto) {
     await this.directory.get(orgId);
     if (!ORGANIZATION_PATCH_FIELDS.some((field) => body?.[field] !== undefined)) {
@@ -62,8 +68,10 @@ export class AdminOrganizationsController {
     await assertWebhookUrlsAllowed(body.settings, { allowPrivateNetworks: this.config.webhookAllowPrivateNetworks });
     const { settings, ...changes } = body;
     if (changes.name !== undefined) changes.name = stripHtml(changes.name);
-    await this.commands.execute(new UpdateOrganization(orgId, changes, settings));
-    return toAdminOrganization(await this.directory.get(orgId));
+    const { mintedSigningSecret } = await this.commands.execute<UpdateOrganization, UpdatedOrganization>(new UpdateOrganization(orgId, changes, settings));
+    const organization = toAdminOrganization(await this.directory.get(orgId));
+    // Shown in this answer only: the events keep it sealed, and no other answer has it (api-v1 Authentication 6).
+    return mintedSigningSecret === null ? organization : { ...organization, settings: { ...organization.settings, signingSecret: mintedSigningSecret } };
   }
 
   @Post(':orgId/api-keys')

@@ -133,6 +133,20 @@ export class AdminOrganizationResponse extends OrganizationResponse {
   @ApiProperty({ type: OrganizationSettingsResponse }) settings: OrganizationSettingsResponse;
 }
 
+export class UpdatedOrganizationSettingsResponse extends OrganizationSettingsResponse {
+  @ApiPropertyOptional({
+    description:
+      '`whsec_…`: the webhook signing secret this change minted (enabling `externalPricingEnabled`, or a first webhook URL, when the organization had no secret). ' +
+      'Present only in the answer of the change that minted it and shown nowhere else, never by GET: keep it now, or rotate with `POST …/signing-secret` to get another.',
+  })
+  signingSecret?: string;
+}
+
+/** The answer of PATCH: the organization, and the signing secret when the change minted one. */
+export class UpdatedOrganizationResponse extends AdminOrganizationResponse {
+  @ApiProperty({ type: UpdatedOrganizationSettingsResponse }) override settings: UpdatedOrganizationSettingsResponse;
+}
+
 export class ApiKeyResponse {
   @ApiProperty() id: string;
   @ApiProperty() name: string;

@@ -81,6 +81,7 @@ export const organizationsProjection: Projection = {
         if (key) context.put('api_keys', { ...key, revoked: true });
         break;
       }
+      case 'organization.v2.signingSecretRotated':
       case 'organization.v1.signingSecretRotated':
         next.hasSigningSecret = true;
         break;

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { SqliteEventStore } from '@lib/event-store';
+import { SigningSecretSeal } from '@lib/organizations/application/signing-secret-seal';
 import { SqliteReadStore } from '@lib/read-store';
 import { loadConfig, SystemClock } from '@lib/shared';
 import type { DeliveryRecord } from '../domain/delivery';
@@ -77,7 +79,7 @@ describe('WebhookDispatcher with the embedded stores', () => {
     ], 'no_stream');
     sender = new FakeSender();
     dispatcher = new WebhookDispatcher(
-      store, new WebhookOrganizations(events), new PayloadFinalizerRegistry(), sender, new DeliverySignal(), new SystemClock(),
+      store, new WebhookOrganizations(events, new SigningSecretSeal(randomBytes(32))), new PayloadFinalizerRegistry(), sender, new DeliverySignal(), new SystemClock(),
       loadConfig({ WEBHOOK_RETRY_SCHEDULE_MS: '0,10' }), { attemptTimeoutMs: 1_000, concurrency: 2, pollIntervalMs: 60_000 },
     );
   });

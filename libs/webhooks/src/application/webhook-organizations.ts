@@ -3,6 +3,7 @@ import { upcast } from '@lib/event-sourcing';
 import { EventStore, type RecordedEvent } from '@lib/event-store';
 import { LruMap } from '@lib/shared';
 import { organizationStream } from '@lib/organizations/domain/organization.events';
+import { SigningSecretSeal } from '@lib/organizations/application/signing-secret-seal';
 import { foldWebhookOrganization, type WebhookOrganization } from '../domain/organization-profile';
 
 const MAX_CACHED_ORGANIZATIONS = 1_000;
@@ -16,16 +17,19 @@ const MAX_CACHED_ORGANIZATIONS = 1_000;
 export class WebhookOrganizations {
   private readonly streams = new LruMap<string, RecordedEvent[]>(MAX_CACHED_ORGANIZATIONS);
 
-  constructor(private readonly events: EventStore) {}
+  constructor(
+    private readonly events: EventStore,
+    private readonly seal: SigningSecretSeal,
+  ) {}
 
   /** The organization now: current URLs and the secrets live at this moment. */
   async current(organizationId: string): Promise<WebhookOrganization | null> {
-    return foldWebhookOrganization(await this.read(organizationId));
+    return foldWebhookOrganization(await this.read(organizationId), this.seal);
   }
 
   /** The organization as it was when the event at `position` was appended (deterministic on replay). */
   async asOf(organizationId: string, position: number): Promise<WebhookOrganization | null> {
-    return foldWebhookOrganization(await this.read(organizationId), position);
+    return foldWebhookOrganization(await this.read(organizationId), this.seal, position);
   }
 
   private async read(organizationId: string): Promise<RecordedEvent[]> {

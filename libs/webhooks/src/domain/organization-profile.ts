@@ -1,9 +1,10 @@
 import type { RecordedEvent } from '@lib/event-store';
-import type { OrganizationEvent } from '@lib/organizations/domain/organization.events';
+import type { OrganizationEvent, SigningSecretRotated } from '@lib/organizations/domain/organization.events';
 
 /** A signing secret and, once it has been replaced, the moment it stops signing. */
 export interface SigningSecret {
-  secret: string;
+  /** null when this process cannot unseal it: it does not sign */
+  secret: string | null;
   /** null for the current secret */
   validUntil: number | null;
 }
@@ -24,21 +25,33 @@ export interface WebhookOrganization {
 /** A replaced secret keeps its promise (`previousValidUntil`); at most this many replaced secrets are kept. */
 const MAX_RETIRED_SECRETS = 4;
 
+/** Opens the sealed secret of an `organization.v2.signingSecretRotated`: null when it cannot (SigningSecretSeal, which logs why). */
+export interface SigningSecretOpener {
+  open(sealedSecret: string, ref: { organizationId: string; secretId: string }): string | null;
+}
+
 /**
- * Folds the `organization-<id>` stream. Signing secrets exist only in the
- * `organization.v1.signingSecretRotated` events (never in a read model), so the outbox reads them
- * here. Every replaced secret keeps signing until the `previousValidUntil` it was given.
+ * Folds the `organization-<id>` stream. Signing secrets exist only in the signing-secret events
+ * (never in a read model), so the outbox reads them here: sealed in
+ * `organization.v2.signingSecretRotated`, opened with `seal`; in clear in the
+ * `organization.v1.signingSecretRotated` stored before secrets were sealed. Every replaced
+ * secret keeps signing until the `previousValidUntil` it was given.
  */
-export function foldWebhookOrganization(events: Iterable<RecordedEvent>, upToPosition = Number.POSITIVE_INFINITY): WebhookOrganization | null {
+export function foldWebhookOrganization(events: Iterable<RecordedEvent>, seal: SigningSecretOpener, upToPosition = Number.POSITIVE_INFINITY): WebhookOrganization | null {
   let org: WebhookOrganization | null = null;
   for (const recorded of events) {
     if (recorded.position > upToPosition) break;
-    org = evolve(org, recorded as unknown as OrganizationEvent);
+    org = evolve(org, recorded as unknown as OrganizationEvent, seal);
   }
   return org;
 }
 
-function evolve(org: WebhookOrganization | null, event: OrganizationEvent): WebhookOrganization | null {
+function issuedSecret(event: SigningSecretRotated, seal: SigningSecretOpener): string | null {
+  if (event.type === 'organization.v1.signingSecretRotated') return event.data.secret;
+  return seal.open(event.data.sealedSecret, { organizationId: event.data.organizationId, secretId: event.data.secretId });
+}
+
+function evolve(org: WebhookOrganization | null, event: OrganizationEvent, seal: SigningSecretOpener): WebhookOrganization | null {
   if (event.type === 'organization.v1.created') {
     return {
       id: event.data.organizationId,
@@ -66,10 +79,11 @@ function evolve(org: WebhookOrganization | null, event: OrganizationEvent): Webh
         pricingWebhookUrl: event.data.settings.pricingWebhookUrl,
         pricingTimeoutMs: event.data.settings.pricingTimeoutMs,
       };
+    case 'organization.v2.signingSecretRotated':
     case 'organization.v1.signingSecretRotated': {
       const [current, ...retired] = org.secrets;
       const replaced: SigningSecret[] = current ? [{ secret: current.secret, validUntil: event.data.previousValidUntil }] : [];
-      const secrets = [{ secret: event.data.secret, validUntil: null }, ...replaced, ...retired]
+      const secrets = [{ secret: issuedSecret(event, seal), validUntil: null }, ...replaced, ...retired]
         .filter((s) => s.validUntil === null || s.validUntil > event.data.at)
         .slice(0, 1 + MAX_RETIRED_SECRETS);
       return { ...org, secrets };
@@ -79,9 +93,9 @@ function evolve(org: WebhookOrganization | null, event: OrganizationEvent): Webh
   }
 }
 
-/** The secrets that sign at `now`: the current one and every replaced one still inside its overlap. */
+/** The secrets that sign at `now`: the current one and every replaced one still inside its overlap, except those that cannot be unsealed. */
 export function liveSecrets(org: Pick<WebhookOrganization, 'secrets'>, now: number): string[] {
-  return org.secrets.filter((s) => s.validUntil === null || s.validUntil > now).map((s) => s.secret);
+  return org.secrets.flatMap((s) => (s.secret !== null && (s.validUntil === null || s.validUntil > now) ? [s.secret] : []));
 }
 
 /** Where a delivery of this target kind goes right now; null when the organization has no URL for it. */

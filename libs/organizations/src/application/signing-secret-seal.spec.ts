@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
+import { ConfigError } from '@lib/shared';
+import { newSigningSecret } from './organization.commands';
+import { loadSigningSecretKey, SealedSecretUnreadable, SIGNING_SECRET_KEY_FILE, SigningSecretSeal } from './signing-secret-seal';
+
+describe('the signing-secret key', () => {
+  let dataDir: string;
+  beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'signing-key-'))));
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('is SIGNING_SECRET_KEY when set, and no file is written', () => {
+    const secret = 's'.repeat(40);
+    expect(loadSigningSecretKey({ SIGNING_SECRET_KEY: secret }, dataDir)).toEqual(Buffer.from(secret));
+    expect(() => statSync(join(dataDir, SIGNING_SECRET_KEY_FILE))).toThrow();
+  });
+
+  it('refuses a short SIGNING_SECRET_KEY with a message naming the variable', () => {
+    expect(() => loadSigningSecretKey({ SIGNING_SECRET_KEY: 'short' }, dataDir)).toThrow(ConfigError);
+    expect(() => loadSigningSecretKey({ SIGNING_SECRET_KEY: 'short' }, dataDir)).toThrow(/SIGNING_SECRET_KEY/);
+  });
+
+  it('is otherwise generated once into DATA_DIR/signing-secret.key, readable by its owner only, and reused', () => {
+    const first = loadSigningSecretKey({}, dataDir);
+    expect(first.length).toBe(32);
+    const file = join(dataDir, SIGNING_SECRET_KEY_FILE);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(loadSigningSecretKey({}, dataDir)).toEqual(first);
+    expect(readFileSync(file, 'utf8').trim()).toBe(first.toString('base64url'));
+  });
+
+  it('refuses a key file without a usable key', () => {
+    writeFileSync(join(dataDir, SIGNING_SECRET_KEY_FILE), 'tiny\n');
+    expect(() => loadSigningSecretKey({}, dataDir)).toThrow(/signing-secret\.key/);
+  });
+});
+
+describe('a sealed signing secret', () => {
+  const ref = { organizationId: 'org_1', secretId: 'whs_1' };
+  const seal = new SigningSecretSeal(randomBytes(32));
+  const secret = newSigningSecret();
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('holds nothing of the secret, differs each time, and opens to the secret with the same key', () => {
+    const sealed = seal.seal(secret, ref);
+    expect(sealed).not.toContain('whsec_');
+    expect(sealed).not.toContain(secret.slice('whsec_'.length, 20));
+    expect(seal.seal(secret, ref)).not.toBe(sealed);
+    expect(seal.unseal(sealed, ref)).toBe(secret);
+    expect(seal.open(sealed, ref)).toBe(secret);
+  });
+
+  it('opens with another process holding the same key (a shared file or SIGNING_SECRET_KEY)', () => {
+    const key = Buffer.from('k'.repeat(40));
+    expect(new SigningSecretSeal(key).unseal(new SigningSecretSeal(key).seal(secret, ref), ref)).toBe(secret);
+  });
+
+  it('does not open with another key, nor for another secret or organization, nor once altered', () => {
+    const sealed = seal.seal(secret, ref);
+    expect(() => new SigningSecretSeal(randomBytes(32)).unseal(sealed, ref)).toThrow(new SealedSecretUnreadable('other_key'));
+    expect(() => seal.unseal(sealed, { ...ref, secretId: 'whs_2' })).toThrow(new SealedSecretUnreadable('damaged'));
+    expect(() => seal.unseal(sealed, { ...ref, organizationId: 'org_2' })).toThrow(new SealedSecretUnreadable('damaged'));
+    const payload = Buffer.from(sealed.split('.')[2], 'base64url');
+    payload[payload.length - 1] ^= 1;
+    const altered = [...sealed.split('.').slice(0, 2), payload.toString('base64url')].join('.');
+    expect(() => seal.unseal(altered, ref)).toThrow(new SealedSecretUnreadable('damaged'));
+    expect(() => seal.unseal('not sealed', ref)).toThrow(new SealedSecretUnreadable('damaged'));
+  });
+
+  it('given a secret this key cannot open, then open answers null and logs what to do once, not on every attempt', () => {
+    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const foreign = new SigningSecretSeal(randomBytes(32)).seal(secret, ref);
+    for (let attempt = 0; attempt < 3; attempt++) expect(seal.open(foreign, ref)).toBeNull();
+    expect(error).toHaveBeenCalledTimes(1);
+    const [message] = error.mock.calls[0] as [string];
+    expect(message).toContain('whs_1');
+    expect(message).toContain('org_1');
+    expect(message).toContain('SIGNING_SECRET_KEY');
+    expect(message).toContain('no_signing_secret');
+    expect(message).toContain('POST /admin/v1/organizations/org_1/signing-secret');
+  });
+});

@@ -1,0 +1,21 @@
+import { Global, Module } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@lib/shared';
+import { loadSigningSecretKey, SigningSecretSeal } from './application/signing-secret-seal';
+
+/**
+ * The seal of the webhook signing secrets, one per process: the gateway seals the secrets it
+ * mints, the outbox (WebhookOrganizations) opens them to sign. Global, so that webhook delivery
+ * reaches it without importing the organizations' controllers.
+ */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: SigningSecretSeal,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new SigningSecretSeal(loadSigningSecretKey({ SIGNING_SECRET_KEY: config.signingSecretKey }, config.dataDir)),
+    },
+  ],
+  exports: [SigningSecretSeal],
+})
+export class SigningSecretsModule {}
