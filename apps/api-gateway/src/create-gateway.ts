@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
+import { ReadYourWrites } from '@lib/event-sourcing';
 import { configureHttpApplication, createHttpAdapter, EarlyListAnswers, type KeptPage } from '@lib/http';
 import { createLogger, createNestLogger, logRequestCompleted, Metrics, redactUrl, registerHttpMetrics, registerRequestLogging, requestIdFrom, REQUEST_ID_HEADER } from '@lib/observability';
 import type { AppConfig } from '@lib/shared';
@@ -25,8 +26,10 @@ export async function createGatewayApp(config: AppConfig, options: GatewayOption
     abortOnError: false,
   });
   const metrics = app.get(Metrics);
+  const readYourWrites = app.get(ReadYourWrites);
   registerHttpMetrics(adapter.getInstance(), metrics);
   configureHttpApplication(app, {
+    beforeWrite: () => readYourWrites.assertKeepingUp(),
     limits: () => ({
       ipPerMinute: config.rateLimitIpPerMin,
       keyPerMinute: config.rateLimitKeyPerMin,

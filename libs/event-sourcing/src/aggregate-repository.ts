@@ -85,7 +85,6 @@ export class AggregateRepository {
     options: HandleOptions = {},
   ): Promise<HandleResult<State, Event>> {
     const maxAttempts = options.maxAttempts ?? 5;
-    if (options.awaitProjections !== false) this.readYourWrites.assertKeepingUp();
     for (let attempt = 1; ; attempt++) {
       const { state, revision, position: seen } = await this.load(decider, streamId);
       const newEvents = decider.decide(command, state);

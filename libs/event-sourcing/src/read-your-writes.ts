@@ -55,7 +55,7 @@ export class ReadYourWrites {
    */
   assertKeepingUp(): void {
     const oldest = this.waiters[0];
-    const behind = this.minimum() < this.missed || (oldest !== undefined && Date.now() - oldest.since > this.refuseWritesAfterMs);
+    const behind = this.minimum() < this.missed || (oldest !== undefined && performance.now() - oldest.since > this.refuseWritesAfterMs);
     if (behind) throw new Unavailable('The read side is behind; nothing was written. Retry shortly.');
   }
 
@@ -63,7 +63,7 @@ export class ReadYourWrites {
   async waitFor(position: number): Promise<void> {
     if (this.progress.size === 0 || this.minimum() >= position) return;
     await new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { position, since: Date.now(), resolve: () => { clearTimeout(timer); resolve(); } };
+      const waiter: Waiter = { position, since: performance.now(), resolve: () => { clearTimeout(timer); resolve(); } };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
         this.missed = Math.max(this.missed, position);

@@ -11,6 +11,7 @@ import { IdempotencyGuard, IdempotencyStore, registerIdempotency } from './idemp
 import { EarlyListAnswers, ListResponses, type EarlyListAnswerServices } from './list-responses';
 import { InMemoryRateLimiter, keyBucket, RateLimiter, registerRequestAuthentication, throughRateLimit, type RateLimits } from './rate-limit';
 import { createValidationPipe } from './validation';
+import { WriteGate } from './write-gate';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -99,6 +100,8 @@ export function configureHttpApplication(
     limits: () => RateLimits;
     /** the adapter's early answers, with what they report and how they name requests */
     early?: { answers: EarlyListAnswers } & Pick<EarlyListAnswerServices, 'requestId' | 'answered'>;
+    /** Throws (503) when no write may be made now: see WriteGate. */
+    beforeWrite?: () => void;
   },
 ): void {
   const fastify = app.getHttpAdapter().getInstance();
@@ -144,7 +147,11 @@ export function configureHttpApplication(
   });
   // Keys are replayed or claimed once the route's guards let the request through, not in a hook
   // before them (see IdempotencyGuard); the last global guard.
-  app.useGlobalGuards(new IdempotencyGuard(registerIdempotency(fastify, app.get(IdempotencyStore)), (guard) => app.get(guard, { strict: false })));
+  // The write gate comes after it: a retry whose answer is stored gets its replay, not the refusal.
+  app.useGlobalGuards(
+    new IdempotencyGuard(registerIdempotency(fastify, app.get(IdempotencyStore)), (guard) => app.get(guard, { strict: false })),
+    ...(options.beforeWrite ? [new WriteGate(options.beforeWrite)] : []),
+  );
   const limiter = app.get(RateLimiter);
   // Early answers count the hit synchronously: with a limiter in a shared store, every request goes through Fastify.
   if (options.early && limiter instanceof InMemoryRateLimiter) {

@@ -186,6 +186,8 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
             return true;
           }
           if (stored.etag) reply.header('ETag', stored.etag);
+          // A kept 503 (a write stored while the read side lags) says when to look again, as every 503 does.
+          if (stored.status === 503) reply.header('Retry-After', '1');
           reply.status(stored.status).header('Idempotent-Replayed', 'true').type('application/json').send(stored.body);
           return true;
         }

@@ -81,7 +81,8 @@ export class Unavailable extends DomainError {
  * and replays it, so a retry never makes the write a second time.
  */
 export class WriteStoredNotYetVisible extends Unavailable {
-  constructor() {
-    super('The write was stored but the read side is lagging; it will appear shortly. Do not make it again.', { writeStored: true });
+  /** `made`: the ids of what the write created, when the caller knows them (a quote's id and number) */
+  constructor(made: Record<string, string> = {}) {
+    super('The write was stored but the read side is lagging; it will appear shortly. Do not make it again.', { writeStored: true, ...made });
   }
 }

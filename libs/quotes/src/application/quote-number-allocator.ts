@@ -4,7 +4,7 @@ import { MarkSubmissionQuoted } from '@lib/submissions';
 import { AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
 import { EventStore, WrongExpectedRevisionError, type RecordedEvent } from '@lib/event-store';
 import { ReadStore } from '@lib/read-store';
-import { ConcurrentModification } from '@lib/shared';
+import { ConcurrentModification, WriteStoredNotYetVisible } from '@lib/shared';
 import { quoteDecider, quoteNumberOf, type QuoteDraft } from '../domain/quote.decider';
 import { QUOTE_NUMBER_STREAM, quoteNumberStream, type QuoteNumberReserved } from '../domain/quote-number.events';
 import { quoteStream } from '../domain/quote.events';
@@ -61,12 +61,14 @@ export class QuoteNumberAllocator implements OnApplicationBootstrap, OnApplicati
   async create(draft: QuoteDraft, actor: string): Promise<AllocatedQuote> {
     const year = new Date(draft.at).getUTCFullYear();
     const counter = quoteNumberStream(draft.organizationId, year);
-    this.readYourWrites.assertKeepingUp();
     const { reservation, position } = await this.counters.run(counter, async () => {
       const taken = await this.reserve(counter, year, draft, actor);
       return { reservation: taken, position: (await this.createQuote(taken, actor)).position };
     });
-    await this.readYourWrites.waitFor(position);
+    await this.readYourWrites.waitFor(position).catch((error: unknown) => {
+      // The client is told which quote it made: its answer is kept under an Idempotency-Key.
+      throw error instanceof WriteStoredNotYetVisible ? new WriteStoredNotYetVisible({ quoteId: reservation.quoteId, quoteNumber: reservation.quoteNumber }) : error;
+    });
     await this.markSubmissionQuoted(reservation, actor);
     return { quoteId: reservation.quoteId, quoteNumber: reservation.quoteNumber };
   }

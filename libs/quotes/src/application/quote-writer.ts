@@ -27,7 +27,6 @@ export class QuoteWriter {
 
   async execute(quoteId: string, command: QuoteCommand, actor: string): Promise<QuoteWrite> {
     const streamId = quoteStream(quoteId);
-    this.readYourWrites.assertKeepingUp();
     const result: HandleResult<QuoteState, QuoteEvent> = await this.queue.run(streamId, () =>
       this.repository.handle(quoteDecider, streamId, command, { metadata: { actor }, awaitProjections: false, maxAttempts: 10, what: 'The quote' }),
     );
