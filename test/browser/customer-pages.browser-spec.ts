@@ -456,6 +456,34 @@ describe('the customer pages in a browser', () => {
     expect(await submitted()).toBe(before + 2);
   });
 
+  it('sends the details the form shows, also those the browser filled in without an input event (autofill, a restored page), and keeps them in the draft', async () => {
+    await page.goto(`${baseUrl}/c/${org.slug}`);
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    // As a password manager or the back button's form restoration does: the value changes, no event fires.
+    const fillSilently = (label: string, value: string) => page.getByLabel(label).evaluate((input, text) => ((input as { value: string }).value = text), value);
+    await fillSilently('Name', 'Ada Lovelace');
+    await fillSilently('E-mail', 'ada@example.com');
+    await page.getByLabel('City (optional)').fill('London');
+
+    // The first attempt's answer is lost, so the draft is what the customer gets back on a reload.
+    const sent: unknown[] = [];
+    await page.route('**/storefront/v1/sessions/*/submit', (route) => {
+      sent.push(route.request().postDataJSON());
+      return sent.length > 1 ? route.continue() : route.abort('internetdisconnected');
+    });
+    await page.getByRole('button', { name: 'Request a quote' }).click();
+    await page.getByText('That did not work. Please try again.').waitFor();
+    expect(sent).toEqual([{ customer: expect.objectContaining({ name: 'Ada Lovelace', email: 'ada@example.com', city: 'London', phone: null }) }]);
+
+    await page.reload();
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Ada Lovelace');
+    await expect(page.getByLabel('E-mail').inputValue()).resolves.toBe('ada@example.com');
+    await page.getByRole('button', { name: 'Request a quote' }).click();
+    await page.getByRole('heading', { name: 'Thank you, we have received your request.' }).waitFor();
+    expect(sent[1]).toEqual(sent[0]);
+  });
+
   it('marks the price as outdated while a change is not saved, and saves it again until it gets through, by itself or on "Retry now"', async () => {
     await page.goto(`${baseUrl}/c/${org.slug}`);
     await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();

@@ -129,7 +129,10 @@ class Configurator {
   private outside: string | null = null;
   private section: string | null = null;
   private notes = '';
-  /** the details as typed (every input event of the form): what the draft keeps and the submit sends */
+  /**
+   * The details in the form: what the draft keeps and the submit sends. Input events keep it up to
+   * date; the submit reads the form again for what the browser filled in without one.
+   */
   private customer: Record<string, string> = {};
 
   private readonly errors = new Map<string, HTMLElement>();
@@ -557,7 +560,7 @@ class Configurator {
       'form',
       {
         class: 'customer', novalidate: true, 'aria-labelledby': 'customer-title',
-        onsubmit: (e: Event) => { e.preventDefault(); void this.submit(); },
+        onsubmit: (e: Event) => { e.preventDefault(); void this.submit(e.currentTarget as HTMLFormElement); },
         oninput: (e: Event) => {
           const input = e.target as HTMLInputElement;
           this.customer[input.name] = input.value;
@@ -744,8 +747,12 @@ class Configurator {
     );
   }
 
-  private async submit(): Promise<void> {
+  private async submit(form: HTMLFormElement): Promise<void> {
     this.submitError.textContent = '';
+    // Autofill and the form restored by the back button fire no input event: what the form shows counts.
+    const shown = new FormData(form);
+    for (const key of CUSTOMER_FIELDS) this.customer[key] = String(shown.get(key) ?? '');
+    this.keepDraft();
     // Whatever was typed last is saved (and checked) before the submit, unless that save is done.
     if (!this.valid) {
       window.clearTimeout(this.saveTimer);
