@@ -99,6 +99,10 @@ describe('the reference pricing partner (examples/pricing-partner) against the s
 
       await forward(first);
       expect(await logged(new RegExp(`${id} generation 1: already handled`), 1)).toBe(1);
+      // The same delivery replayed with the unsigned generation header raised: the partner reads
+      // the generation from the signed body, so it is still a repeat.
+      await forward({ ...first, headers: { ...first.headers, 'x-service-delivery-generation': '2' } });
+      expect(await logged(new RegExp(`${id} generation 1: already handled`), 2)).toBe(2);
       await pause(100);
       expect(await logged(priced, 1)).toBe(1);
 

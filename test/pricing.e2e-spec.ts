@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
@@ -235,7 +236,8 @@ describe('live pricing', () => {
 
     it('tells a redelivery from a retry: the generation stays on a retry and goes up with a redelivery, whose new callback URL works', async () => {
       // A receiver that deduplicates on X-Service-Delivery alone would drop the redelivery and keep
-      // a URL that answers 401 (review of 2026-11-26): the generation is what tells the two apart.
+      // a URL that answers 401 (review of 2026-11-26): the generation is what tells the two apart,
+      // signed in the body and, for Standard Webhooks receivers, in webhook-id.
       const hooks = await WebhookReceiver.start();
       try {
         const org = await liveOrganization(app, receiver, { pricingWebhookUrl: hooks.url('/pricing'), pricingTimeoutMs: 1_000 });
@@ -248,6 +250,7 @@ describe('live pricing', () => {
           expect(signedWith(attempt, org.secret)).toBe(true);
           expect(attempt.headers['x-service-delivery']).toBe(id);
           expect(attempt.headers['x-service-delivery-generation']).toBe('1');
+          expect(attempt.headers['webhook-id']).toBe(id);
           expect(attempt.body.data.callback).toEqual({ url: first.body.data.callback.url, timeoutMs: 1_000, generation: 1 });
         }
         for (let i = 0; i < 100 && (await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body.status !== 'delivered'; i++) await pause(10);
@@ -259,6 +262,8 @@ describe('live pricing', () => {
         expect(redelivery.headers['x-service-delivery']).toBe(id);
         expect(redelivery.body.id).toBe(id);
         expect(redelivery.headers['x-service-delivery-generation']).toBe('2');
+        expect(redelivery.headers['webhook-id']).toBe(`${id}_g2`);
+        expect(() => new Webhook(org.secret).verify(redelivery.raw, redelivery.headers as Record<string, string>)).not.toThrow();
         expect(redelivery.body.data.callback).toEqual({ url: expect.stringMatching(CALLBACK_URL), timeoutMs: 1_000, generation: 2 });
         expect(redelivery.body.data.callback.url).not.toBe(first.body.data.callback.url);
 

@@ -278,6 +278,7 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
       for (const request of [first, retry]) {
         expect(request.body.data.quote).toEqual({ ...quoteData, customerUrl: link });
         expect(serviceSignatureValid(request, org.secret!)).toBe(true);
+        expect(request.headers['webhook-id']).toBe(id);
       }
       expect((await app.request('GET', `/storefront/v1/quotes/${quoteToken}`)).status).toBe(200);
 
@@ -297,6 +298,10 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
       const requests = await receiver.waitFor(sentTo, 3);
       expect(requests[2].body.data.quote.customerUrl).toBe(link);
       expect(requests[2].headers['x-service-delivery']).toBe(id);
+      expect(requests[2].headers['x-service-delivery-generation']).toBe('2');
+      // Signed: a Standard Webhooks receiver, which deduplicates on webhook-id, keeps the redelivery.
+      expect(requests[2].headers['webhook-id']).toBe(`${id}_g2`);
+      expect(standardWebhooksValid(requests[2], org.secret!)).toBe(true);
       await deliveryById(org, id, (r) => r.status === 'delivered' && r.attempts === 1);
       expect(await stored()).not.toContain(quoteToken);
     });

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { Metrics } from '@lib/observability';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
-import { afterAttempt, GENERATION_HEADER, MAX_PAYLOAD_BYTES, type AttemptOutcome, type DeliveryRecord } from '../domain/delivery';
+import { afterAttempt, MAX_PAYLOAD_BYTES, type AttemptOutcome, type DeliveryRecord } from '../domain/delivery';
 import { liveSecrets, targetUrl } from '../domain/organization-profile';
 import { PayloadFinalizerRegistry } from '../registries';
 import { signatureHeaders } from '../transport/signing';
@@ -33,8 +33,8 @@ const WRITE_RETRIES = 3;
  * - At most `concurrency` attempts are in flight; stopping waits for them.
  * - On start-up every `processing` record is returned to `pending`: its attempt died with the
  *   previous process, may or may not have reached the receiver, and is made again with the same
- *   id and generation (receivers deduplicate on the two). A record whose lease runs out while
- *   this process runs is recovered the same way.
+ *   id and generation, hence the same `webhook-id` (what receivers deduplicate on). A record
+ *   whose lease runs out while this process runs is recovered the same way.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -251,10 +251,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       : record.payload;
     const body = JSON.stringify(payload);
     if (Buffer.byteLength(body) > MAX_PAYLOAD_BYTES) return { delivered: false, error: 'payload_too_large', terminal: true };
-    const headers = {
-      ...signatureHeaders({ deliveryId: record.id, eventType: record.type, timestamp: Math.floor(now / 1000), body, secrets }),
-      [GENERATION_HEADER]: String(record.generation),
-    };
+    const headers = signatureHeaders({ deliveryId: record.id, generation: record.generation, eventType: record.type, timestamp: Math.floor(now / 1000), body, secrets });
     const result = await this.sender.send({
       url,
       body,

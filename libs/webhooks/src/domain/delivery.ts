@@ -31,10 +31,23 @@ export const ENVELOPE_VERSION = '1.0';
  * The delivery's generation, sent on every attempt beside X-Service-Delivery: 1 for the first
  * delivery of a record, +1 per redelivery, the same on the retries within one. The delivery id is
  * the same on retries and redeliveries (decisions §9), but a redelivered `pricing.calculated`
- * carries a new capability URL and supersedes the old one: receivers deduplicate on
- * (X-Service-Delivery, X-Service-Delivery-Generation), so they drop retries and keep redeliveries.
+ * carries a new capability URL and supersedes the old one. This header is not signed, so it is a
+ * hint only: what a receiver deduplicates on is signed (`webhook-id`, see standardWebhookId, or
+ * the id with `data.callback.generation` of a pricing body).
  */
 export const GENERATION_HEADER = 'X-Service-Delivery-Generation';
+
+/**
+ * The Standard Webhooks `webhook-id` of one generation of a delivery: the delivery id for the
+ * first generation (and so on all its retries), `<id>_g<n>` for the n-th. Standard Webhooks
+ * receivers deduplicate on `webhook-id`, and it is part of what `webhook-signature` signs, so a
+ * redelivery is kept, a retry dropped, and a replayed attempt cannot claim another generation.
+ * No `.` in it, as the specification asks (the signed content joins id, timestamp and body with
+ * dots). Delivery ids are `evt_<hex>`, so the suffix cannot be read any other way.
+ */
+export function standardWebhookId(deliveryId: string, generation: number): string {
+  return generation <= 1 ? deliveryId : `${deliveryId}_g${generation}`;
+}
 
 /**
  * The envelope without its line items, for one over the cap. Line items are the only part of an

@@ -19,10 +19,12 @@ export class EventsController {
     description:
       'Filter by event `type` and delivery `status`; keyset-paged with `cursor`.\n\n' +
       'Each delivery is a POST of the JSON envelope with the headers `X-Service-Event`, `X-Service-Delivery` (the delivery `id`, the same on retries and redeliveries), ' +
-      '`X-Service-Delivery-Generation` (1 for the first delivery, +1 with every redelivery, the same on the retries within one), ' +
+      '`X-Service-Delivery-Generation` (1 for the first delivery, +1 with every redelivery, the same on the retries within one; not signed), ' +
       '`X-Service-Signature`, and `webhook-id`, `webhook-timestamp`, `webhook-signature` (Standard Webhooks). ' +
-      'Deduplicate on `X-Service-Delivery` together with `X-Service-Delivery-Generation`, not on the id alone: ' +
-      'a redelivered `pricing.calculated` carries a new `data.callback.url` (and `data.callback.generation`), and the URL it replaces answers 401, so it must not be dropped as a duplicate.',
+      '`webhook-id` is the delivery `id` for generation 1 and `<id>_g<n>` for generation n ≥ 2, and `webhook-signature` signs it.\n\n' +
+      'A redelivered `pricing.calculated` carries a new `data.callback.url` and the URL it replaces answers 401, so it must not be dropped as a duplicate. ' +
+      'Deduplicate on signed values only: with Standard Webhooks tooling on `webhook-id`; otherwise on `X-Service-Delivery`, ' +
+      'together with the signed `data.callback.generation` for `pricing.calculated`. `X-Service-Delivery-Generation` is a hint, not a key: it is not signed.',
   })
   @ApiOkResponse({ type: DeliveryPageResponse })
   @ApiErrors('unauthorized', 'forbidden_plan', 'validation_error')
@@ -43,8 +45,10 @@ export class EventsController {
   @ApiOperation({
     summary: 'Send a delivered or failed event again',
     description:
-      'Re-enqueues the delivery into the normal pipeline with a fresh retry budget, the same id (X-Service-Delivery) and the next `generation` (X-Service-Delivery-Generation). ' +
-      'A redelivered `pricing.calculated` carries a new capability URL in `data.callback.url` and the previous one stops working (401): receivers deduplicate on (X-Service-Delivery, X-Service-Delivery-Generation), ' +
+      'Re-enqueues the delivery into the normal pipeline with a fresh retry budget, the same id (X-Service-Delivery) and the next `generation` ' +
+      '(X-Service-Delivery-Generation, and signed in `webhook-id` as `<id>_g<n>`). ' +
+      'A redelivered `pricing.calculated` carries a new capability URL in `data.callback.url` (with `data.callback.generation`) and the previous one stops working (401): ' +
+      'receivers deduplicate on `webhook-id`, or on X-Service-Delivery with `data.callback.generation`, ' +
       'so they keep the redelivery and drop only retries of a generation they already have. 409 `already_in_flight` while the delivery is pending or processing.',
   })
   @ApiOkResponse({ type: RedeliveredResponse })

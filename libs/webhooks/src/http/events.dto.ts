@@ -16,7 +16,9 @@ export class ListEventsQuery extends PageQuery {
 export class DeliveryRecordResponse {
   @ApiProperty({
     example: 'evt_3f9a0c1d5e7b2a4c6d8e0f1a2b3c4d5e',
-    description: 'Delivery id; sent as X-Service-Delivery and webhook-id, the same on retries and redeliveries (tell those apart by `generation`)',
+    description:
+      'Delivery id; sent as X-Service-Delivery, the same on retries and redeliveries (tell those apart by `generation`). ' +
+      '`webhook-id` is this id for generation 1 and `<id>_g<n>` for generation n ≥ 2.',
   })
   id: string;
 
@@ -62,8 +64,9 @@ export class DeliveryRecordResponse {
     type: 'integer',
     minimum: 1,
     description:
-      'Sent as X-Service-Delivery-Generation: 1 for the first delivery, +1 with every redelivery, the same on the retries within one. ' +
-      'A redelivered `pricing.calculated` carries a new `callback.url` (its `callback.generation` is this number) and the URL of an earlier generation answers 401.',
+      'Sent as X-Service-Delivery-Generation (not signed): 1 for the first delivery, +1 with every redelivery, the same on the retries within one. ' +
+      'Signed in `webhook-id` (`<id>_g<n>` from generation 2 on) and, for `pricing.calculated`, as `data.callback.generation`: ' +
+      'a redelivery carries a new `callback.url` and the URL of an earlier generation answers 401.',
   })
   generation: number;
 }

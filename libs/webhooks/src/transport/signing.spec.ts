@@ -26,7 +26,7 @@ describe('webhook signatures', () => {
 
   it('given one secret, then a Standard Webhooks library verifies the delivery as a receiver would', () => {
     const secret = newSecret();
-    const headers = signatureHeaders({ deliveryId: 'evt_1', eventType: 'lead.created', timestamp: now, body, secrets: [secret] });
+    const headers = signatureHeaders({ deliveryId: 'evt_1', generation: 1, eventType: 'lead.created', timestamp: now, body, secrets: [secret] });
     expect(new Webhook(secret).verify(body, lowercase(headers))).toEqual(JSON.parse(body));
     expect(headers['webhook-id']).toBe('evt_1');
     expect(headers['webhook-timestamp']).toBe(String(now));
@@ -35,7 +35,7 @@ describe('webhook signatures', () => {
 
   it('given one secret, then X-Service-Signature verifies with the secret string as issued (whsec_ included)', () => {
     const secret = newSecret();
-    const headers = signatureHeaders({ deliveryId: 'evt_1', eventType: 'lead.created', timestamp: now, body, secrets: [secret] });
+    const headers = signatureHeaders({ deliveryId: 'evt_1', generation: 1, eventType: 'lead.created', timestamp: now, body, secrets: [secret] });
     expect(headers['X-Service-Signature']).toMatch(new RegExp(`^t=${now},v1=[0-9a-f]{64}$`));
     expect(verifyServiceSignature(headers['X-Service-Signature'], body, secret)).toBe(true);
     // keyed by the decoded bytes instead, it must not verify: the two schemes differ on purpose
@@ -44,14 +44,14 @@ describe('webhook signatures', () => {
   });
 
   it('given the identifying headers, then event and delivery id are stated', () => {
-    const headers = signatureHeaders({ deliveryId: 'evt_9', eventType: 'quote.sent', timestamp: now, body, secrets: [newSecret()] });
+    const headers = signatureHeaders({ deliveryId: 'evt_9', generation: 1, eventType: 'quote.sent', timestamp: now, body, secrets: [newSecret()] });
     expect(headers['X-Service-Event']).toBe('quote.sent');
     expect(headers['X-Service-Delivery']).toBe('evt_9');
   });
 
   it('given a rotation (two live secrets), then a receiver holding either secret verifies both signature schemes', () => {
     const [current, previous] = [newSecret(), newSecret()];
-    const headers = signatureHeaders({ deliveryId: 'evt_2', eventType: 'lead.created', timestamp: now, body, secrets: [current, previous] });
+    const headers = signatureHeaders({ deliveryId: 'evt_2', generation: 1, eventType: 'lead.created', timestamp: now, body, secrets: [current, previous] });
     expect(headers['X-Service-Signature'].split(',').filter((p) => p.startsWith('v1='))).toHaveLength(2);
     expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
     for (const secret of [current, previous]) {
@@ -65,25 +65,38 @@ describe('webhook signatures', () => {
 
   it('given a tampered body or a stale timestamp, then verification fails', () => {
     const secret = newSecret();
-    const headers = signatureHeaders({ deliveryId: 'evt_3', eventType: 'lead.created', timestamp: now, body, secrets: [secret] });
+    const headers = signatureHeaders({ deliveryId: 'evt_3', generation: 1, eventType: 'lead.created', timestamp: now, body, secrets: [secret] });
     const tampered = body.replace('Jürgen', 'Jurgen');
     expect(verifyServiceSignature(headers['X-Service-Signature'], tampered, secret)).toBe(false);
     expect(() => new Webhook(secret).verify(tampered, lowercase(headers))).toThrow();
-    const stale = signatureHeaders({ deliveryId: 'evt_3', eventType: 'lead.created', timestamp: now - 3600, body, secrets: [secret] });
+    const stale = signatureHeaders({ deliveryId: 'evt_3', generation: 1, eventType: 'lead.created', timestamp: now - 3600, body, secrets: [secret] });
     expect(verifyServiceSignature(stale['X-Service-Signature'], body, secret)).toBe(false);
     expect(() => new Webhook(secret).verify(body, lowercase(stale))).toThrow();
   });
 
   it('given another attempt later, then it is signed afresh (new timestamp, new signature, same delivery id)', () => {
     const secret = newSecret();
-    const first = signatureHeaders({ deliveryId: 'evt_4', eventType: 'lead.created', timestamp: now, body, secrets: [secret] });
-    const retry = signatureHeaders({ deliveryId: 'evt_4', eventType: 'lead.created', timestamp: now + 60, body, secrets: [secret] });
+    const first = signatureHeaders({ deliveryId: 'evt_4', generation: 1, eventType: 'lead.created', timestamp: now, body, secrets: [secret] });
+    const retry = signatureHeaders({ deliveryId: 'evt_4', generation: 1, eventType: 'lead.created', timestamp: now + 60, body, secrets: [secret] });
     expect(retry['X-Service-Delivery']).toBe(first['X-Service-Delivery']);
     expect(retry['X-Service-Signature']).not.toBe(first['X-Service-Signature']);
     expect(retry['webhook-signature']).not.toBe(first['webhook-signature']);
   });
 
+  it('given a redelivery, then webhook-id names the generation under the signature and X-Service-Delivery stays the delivery id', () => {
+    const secret = newSecret();
+    const retry = signatureHeaders({ deliveryId: 'evt_6', generation: 1, eventType: 'pricing.calculated', timestamp: now, body, secrets: [secret] });
+    const redelivery = signatureHeaders({ deliveryId: 'evt_6', generation: 2, eventType: 'pricing.calculated', timestamp: now, body, secrets: [secret] });
+    expect([retry['webhook-id'], redelivery['webhook-id']]).toEqual(['evt_6', 'evt_6_g2']);
+    expect([retry['X-Service-Delivery'], redelivery['X-Service-Delivery']]).toEqual(['evt_6', 'evt_6']);
+    expect([retry['X-Service-Delivery-Generation'], redelivery['X-Service-Delivery-Generation']]).toEqual(['1', '2']);
+    expect(() => new Webhook(secret).verify(body, lowercase(redelivery))).not.toThrow();
+    // A captured attempt replayed as another generation: the id is signed, so it does not verify.
+    expect(() => new Webhook(secret).verify(body, lowercase({ ...retry, 'webhook-id': 'evt_6_g2' }))).toThrow();
+    expect(() => new Webhook(secret).verify(body, lowercase({ ...redelivery, 'webhook-id': 'evt_6' }))).toThrow();
+  });
+
   it('given no secret, then it refuses to produce unsigned headers', () => {
-    expect(() => signatureHeaders({ deliveryId: 'evt_5', eventType: 'lead.created', timestamp: now, body, secrets: [] })).toThrow();
+    expect(() => signatureHeaders({ deliveryId: 'evt_5', generation: 1, eventType: 'lead.created', timestamp: now, body, secrets: [] })).toThrow();
   });
 });
