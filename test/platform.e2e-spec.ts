@@ -147,6 +147,16 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       expect(paths).toEqual(expect.arrayContaining(['name', 'slug', 'currency', 'settings.quoteDefaults.taxRate', 'extra']));
     });
 
+    it('rounds the default tax rate to 4 decimals as quotes do, so float noise is taken and a quote gets the same rate', async () => {
+      const { organizationId } = await app.createOrganization();
+      const patch = (taxRate: number) => app.request('PATCH', `/admin/v1/organizations/${organizationId}`, { token: ADMIN_TOKEN, body: { settings: { quoteDefaults: { taxRate } } } });
+      for (const [sent, stored] of [[0.07 * 100, 7], [19.00005, 19.0001], [1e-5, 0]]) {
+        const res = await patch(sent);
+        expect([res.status, res.body.settings.quoteDefaults.taxRate]).toEqual([200, stored]);
+      }
+      for (const refused of [-1e-9, 100.00005]) expect((await patch(refused)).status).toBe(422);
+    });
+
     it('refuses null for an organization field that cannot be empty, on create and on change, and stores nothing', async () => {
       const created = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name: 'Null BV', slug: 'null-bv', settings: { pricingTimeoutMs: null } } });
       const pathsOf = (res: { body: any }) => [...new Set<string>(res.body.error?.details.fields.map((f: { path: string }) => f.path))].sort();

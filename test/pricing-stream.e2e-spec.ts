@@ -121,7 +121,7 @@ describe('GET /storefront/v1/sessions/{sessionId}/stream', () => {
     const stream = await open(`/storefront/v1/sessions/${sessionId}/stream?token=${customerToken}`);
     expect(stream.response.statusCode).toBe(200);
     expect(stream.response.headers['content-type']).toMatch(/^text\/event-stream/);
-    expect(stream.response.headers['cache-control']).toContain('no-cache');
+    expect(stream.response.headers['cache-control']).toBe('no-store, no-transform');
     const first = await stream.next(() => true);
     expect(first).toEqual({ event: 'session', data: (await app.request('GET', `/storefront/v1/sessions/${sessionId}`, { token: customerToken })).body });
 

@@ -191,6 +191,8 @@ describe('storefront and configuration sessions', () => {
       for (const res of [started, await read(sessionId, customerToken), await configure(sessionId, customerToken), capability, quote]) {
         expect([res.headers['cache-control'], res.headers['referrer-policy']]).toEqual(['no-store', 'no-referrer']);
       }
+      const key = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/api-keys`, { token: ADMIN_TOKEN, body: { name: 'cache test' } });
+      expect([key.status, key.headers['cache-control']]).toEqual([201, 'no-store']);
       // Public answers are left as they are.
       expect((await app.request('GET', `/storefront/v1/${org.slug}`)).headers['cache-control']).toBeUndefined();
     });

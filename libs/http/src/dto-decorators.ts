@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import Decimal from 'decimal.js';
-import { IsIn, IsNumber, IsString, ValidateBy, ValidateIf } from 'class-validator';
+import { IsIn, IsNumber, IsString, Max, Min, ValidateIf } from 'class-validator';
 import { CURRENCY_CODES, stripHtml, toMoneyNumber } from '@lib/shared';
 
 /** Free text is stored as plain text; length limits apply to what is stored. */
@@ -51,14 +51,7 @@ export const RoundedHalfUp = (decimals: number) =>
 export const IsCurrencyCode = () => applyDecorators(IsString(), IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' }));
 
 /**
- * A finite JSON number with at most `maxDecimalPlaces` decimals. Counts decimals exactly (also for
- * numbers printed in exponent form, such as 5e-324, where class-validator's own check throws).
+ * A tax rate in percent, 0..100, optional; rounded half-up to 4 decimals first, so 0.07 × 100
+ * (7.000000000000001) is 7. The same rule on quotes and on the organization's quote defaults.
  */
-export const IsDecimalNumber = (maxDecimalPlaces: number) =>
-  ValidateBy({
-    name: 'isDecimalNumber',
-    validator: {
-      validate: (value: unknown) => typeof value === 'number' && Number.isFinite(value) && new Decimal(value).decimalPlaces() <= maxDecimalPlaces,
-      defaultMessage: (args) => `${args?.property} must be a number with at most ${maxDecimalPlaces} decimal places`,
-    },
-  });
+export const TaxRate = () => applyDecorators(RoundedHalfUp(4), IfPresent(), IsFiniteNumber(), Min(0), Max(100));

@@ -21,9 +21,10 @@ const CAPABILITY_ROUTES = '/api/v1/configuration-sessions/';
 /**
  * Routes whose answers belong to the holder of a capability URL or a customer token (a partner's
  * pricing callback, the customer's session and quote, the answer that shows a new customer
- * token): no cache keeps them and no Referer carries their address (2026-11-26, found by a review).
+ * token), and the admin API (its answers show new API keys and signing secrets): no cache keeps
+ * them and no Referer carries their address (2026-11-26, found by reviews).
  */
-const PRIVATE_ROUTES = [CAPABILITY_ROUTES, '/storefront/v1/sessions/', '/storefront/v1/quotes/', '/storefront/v1/:orgSlug/sessions'];
+const PRIVATE_ROUTES = [CAPABILITY_ROUTES, '/storefront/v1/sessions/', '/storefront/v1/quotes/', '/storefront/v1/:orgSlug/sessions', '/admin/v1/'];
 
 /** Fastify's defaults for its own HTTP server, which a server factory has to set itself. */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;

@@ -1,13 +1,16 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { LruMap, ValidationFailed, type FieldError } from '@lib/shared';
 
-/** Rules about what a value is; when one of them fails, the value's other rules say nothing useful. */
-const KIND_RULES = new Set(['isDefined', 'isNotEmpty', 'isString', 'isNumber', 'isInt', 'isBoolean', 'isArray', 'isObject', 'nestedValidation', 'whitelistValidation']);
+/**
+ * Rules about what a value is, the most telling first: when one of them fails, the value's other
+ * rules say nothing useful, and the first of them that fails is the field's one message.
+ */
+const KIND_RULES = ['whitelistValidation', 'isDefined', 'isArray', 'isObject', 'isString', 'isNumber', 'isInt', 'isBoolean', 'isNotEmpty', 'nestedValidation'];
 
 /**
  * What the client is told about one field: that it is missing (a rule failed on no value: only
- * required fields are checked then), else the rules about its kind that it breaks ("must be a
- * number"), else every rule it breaks. A string where a number belongs is not also told it is
+ * required fields are checked then), else the first rule about its kind that it breaks ("must be
+ * a number"), else every rule it breaks. A string where a number belongs is not also told it is
  * too large and negative (2026-11-26, found by two reviews).
  */
 function fieldMessages(error: ValidationError, property: string): string[] {
@@ -15,8 +18,8 @@ function fieldMessages(error: ValidationError, property: string): string[] {
   const names = Object.keys(rules);
   if (names.length === 0) return [];
   if (error.value === undefined && /^[A-Za-z_]\w*$/.test(property) && !('whitelistValidation' in rules)) return [`${property} is required`];
-  const kind = names.filter((name) => KIND_RULES.has(name));
-  return (kind.length ? kind : names).map((name) => rules[name].replace(/^property (\S+) should not exist$/, 'unknown field'));
+  const kind = KIND_RULES.find((name) => name in rules);
+  return (kind ? [kind] : names).map((name) => rules[name].replace(/^property (\S+) should not exist$/, 'unknown field'));
 }
 
 /** class-validator errors as `{ path, message }` with paths like `lineItems[0].quantity`. */

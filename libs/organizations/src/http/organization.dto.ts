@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import {
   IsBoolean, IsIn, IsNotIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
 } from 'class-validator';
-import { IfPresent, IsCurrencyCode, IsDecimalNumber } from '@lib/http';
+import { IfPresent, IsCurrencyCode, TaxRate } from '@lib/http';
 
 export const LOCALES = ['en', 'de', 'nl'] as const;
 export const UNIT_SYSTEMS = ['metric', 'imperial'] as const;
@@ -14,7 +14,7 @@ const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: true, requ
 
 export class QuoteDefaultsDto {
   @ApiPropertyOptional({ description: 'Tax rate in percent', minimum: 0, maximum: 100 })
-  @IfPresent() @IsDecimalNumber(4) @Min(0) @Max(100)
+  @TaxRate()
   taxRate?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 365 })

@@ -17,6 +17,26 @@ async function refusedPaths(body: unknown): Promise<string[]> {
 }
 
 describe('PUT adjustments body', () => {
+  it.each([
+    ['an object', {}, 'lineItems must be an array'],
+    ['null', null, 'lineItems must be an array'],
+    ['a string', 'x', 'lineItems must be an array'],
+    ['nothing', undefined, 'lineItems is required'],
+  ])('tells a breakdown that is %s one thing about it', async (_, lineItems, message) => {
+    const refused = await parseAdjustmentsBody({ configHash: HASH, lineItems }).catch((error: ValidationFailed) => error.fields);
+    expect(refused).toEqual([{ path: 'lineItems', message }]);
+  });
+
+  it('tells a line of the wrong kind what kind, and a missing amount that it is required', async () => {
+    const refused = await parseAdjustmentsBody({ configHash: HASH, lineItems: [{ description: 'a', quantity: 1, unitPrice: '12.50' }, { description: 'b', unitPrice: 1 }] }).catch(
+      (error: ValidationFailed) => error.fields,
+    );
+    expect(refused).toEqual([
+      { path: 'lineItems[0].unitPrice', message: 'unitPrice must be a finite number' },
+      { path: 'lineItems[1].quantity', message: 'quantity is required' },
+    ]);
+  });
+
   it('keeps an externalRef verbatim, and takes "" as none, like null (one externalRef rule, docs/decisions/quotes.md)', async () => {
     const { lineItems } = await parseAdjustmentsBody({
       configHash: HASH,

@@ -55,9 +55,9 @@ const LINE_ITEM_FIELDS = ['description', 'quantity', 'unitPrice', 'itemType', 'i
 const KnownLineItemFields = () =>
   Transform(({ obj, key }) => {
     const value = (obj as Record<string, unknown>)[key];
-    // An object where the array belongs is simply "not an array" (validated as a nested object, it
-    // would yield errors without a path).
-    if (!Array.isArray(value)) return typeof value === 'object' && value !== null ? undefined : value;
+    // An object where the array belongs is simply "not an array": null, which is told so (validated
+    // as a nested object, it would yield errors without a path; dropped, it would be "required").
+    if (!Array.isArray(value)) return typeof value === 'object' && value !== null ? null : value;
     return value.map((item) => {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
       const known = Object.fromEntries(LINE_ITEM_FIELDS.filter((f) => f in item).map((f) => [f, (item as Record<string, unknown>)[f]]));

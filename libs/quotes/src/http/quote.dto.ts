@@ -19,7 +19,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { AbsentIfNull, EmptyClears, IfPresent, IsCurrencyCode, IsFiniteNumber, NullablePlainText, PageQuery, PlainText, RoundedHalfUp } from '@lib/http';
+import { AbsentIfNull, EmptyClears, IfPresent, IsCurrencyCode, IsFiniteNumber, NullablePlainText, PageQuery, PlainText, RoundedHalfUp, TaxRate } from '@lib/http';
 import { ITEM_TYPES } from '@lib/templates';
 import { DOCUMENT_LOCALES, type DocumentLocale } from '../documents/document-locale';
 import { QUOTE_STATUSES, type QuoteStatus } from '../domain/quote.events';
@@ -29,13 +29,11 @@ export const MAX_RECIPIENTS = 20;
 
 /** Decimals kept of a line item's quantity and unit price, and of a tax rate (percent). */
 const AMOUNT_DECIMALS = 6;
-const TAX_RATE_DECIMALS = 4;
 
 /** A language tag as clients send it: `de`, `de-DE`, `NL`, `nl_BE`; at most 35 characters, the length RFC 5646 §4.4.1 asks every implementation to support. */
 const LANGUAGE_TAG = /^[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*$/;
 const MAX_LANGUAGE_TAG = 35;
 
-const TaxRate = () => applyDecorators(RoundedHalfUp(TAX_RATE_DECIMALS), IfPresent(), IsFiniteNumber(), Min(0), Max(100));
 const ValidityDays = () => applyDecorators(IfPresent(), IsInt(), Min(1), Max(365));
 const Currency = () => applyDecorators(IfPresent(), IsCurrencyCode());
 

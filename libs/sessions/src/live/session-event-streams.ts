@@ -43,7 +43,8 @@ class SessionEventStream {
     this.response.writeHead(200, {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
+      // The customer's session, behind their token (docs/decisions/platform.md, Caching of private answers).
+      'cache-control': 'no-store, no-transform',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
