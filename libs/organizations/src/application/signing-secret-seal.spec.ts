@@ -1,42 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { ConfigError } from '@lib/shared';
+import { describeKeyLoader } from '@lib/shared/testing/key-loader.contract';
 import { newSigningSecret } from './organization.commands';
 import { loadSigningSecretKey, SealedSecretUnreadable, SIGNING_SECRET_KEY_FILE, SigningSecretSeal } from './signing-secret-seal';
 
-describe('the signing-secret key', () => {
-  let dataDir: string;
-  beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'signing-key-'))));
-  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
-
-  it('is SIGNING_SECRET_KEY when set, and no file is written', () => {
-    const secret = 's'.repeat(40);
-    expect(loadSigningSecretKey({ SIGNING_SECRET_KEY: secret }, dataDir)).toEqual(Buffer.from(secret));
-    expect(() => statSync(join(dataDir, SIGNING_SECRET_KEY_FILE))).toThrow();
-  });
-
-  it('refuses a short SIGNING_SECRET_KEY with a message naming the variable', () => {
-    expect(() => loadSigningSecretKey({ SIGNING_SECRET_KEY: 'short' }, dataDir)).toThrow(ConfigError);
-    expect(() => loadSigningSecretKey({ SIGNING_SECRET_KEY: 'short' }, dataDir)).toThrow(/SIGNING_SECRET_KEY/);
-  });
-
-  it('is otherwise generated once into DATA_DIR/signing-secret.key, readable by its owner only, and reused', () => {
-    const first = loadSigningSecretKey({}, dataDir);
-    expect(first.length).toBe(32);
-    const file = join(dataDir, SIGNING_SECRET_KEY_FILE);
-    expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(loadSigningSecretKey({}, dataDir)).toEqual(first);
-    expect(readFileSync(file, 'utf8').trim()).toBe(first.toString('base64url'));
-  });
-
-  it('refuses a key file without a usable key', () => {
-    writeFileSync(join(dataDir, SIGNING_SECRET_KEY_FILE), 'tiny\n');
-    expect(() => loadSigningSecretKey({}, dataDir)).toThrow(/signing-secret\.key/);
-  });
-});
+describeKeyLoader('the signing-secret key', loadSigningSecretKey, 'SIGNING_SECRET_KEY', SIGNING_SECRET_KEY_FILE);
 
 describe('a sealed signing secret', () => {
   const ref = { organizationId: 'org_1', secretId: 'whs_1' };
