@@ -1,7 +1,9 @@
 import { CommandBus } from '@nestjs/cqrs';
+import { ReadYourWrites } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { ReadStore } from '@lib/read-store';
 import { RecordSessionAdjustment, StaleConfigHash, type AdjustmentLineInput } from '@lib/sessions';
+import { WriteStoredNotYetVisible } from '@lib/shared';
 import { SUBMISSIONS } from '@lib/submissions';
 import { configHash, priceConfiguration, validateConfiguration, validateTemplate } from '@lib/templates';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
@@ -346,6 +348,34 @@ describe('storefront and configuration sessions', () => {
       });
       const contacts = await app.request('GET', '/api/v1/contacts?email=ada@example.com', { token: org.apiKey });
       expect(contacts.body.data).toEqual([expect.objectContaining({ email: 'ada@example.com', submissionCount: expect.any(Number) })]);
+    });
+
+    it('names the submission made when the read side is slow to show it, and keeps that answer under the Idempotency-Key', async () => {
+      const { sessionId, customerToken } = await startSession();
+      await configure(sessionId, customerToken);
+      const post = () => app.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, { token: customerToken, body: { customer }, headers: { 'idempotency-key': 'slow-read-side' } });
+      // The session's write is stored, and the wait for the read side after it runs out.
+      const lagging = jest.spyOn(app.get(ReadYourWrites), 'waitFor').mockRejectedValueOnce(new WriteStoredNotYetVisible());
+      let stored;
+      try {
+        stored = await post();
+      } finally {
+        lagging.mockRestore();
+      }
+      expect([stored.status, stored.body.error.details]).toEqual([503, { writeStored: true, submissionId: expect.stringMatching(/^sub_/) }]);
+      const { submissionId } = stored.body.error.details;
+      const again = await post();
+      expect([again.status, again.headers['idempotent-replayed'], again.body]).toEqual([503, 'true', stored.body]);
+      expect((await read(sessionId, customerToken)).body).toMatchObject({ status: 'submitted', submissionId });
+      // The outbox's follow-up creates the submission the request did not get to.
+      const readSubmission = () => app.request('GET', `/api/v1/submissions/${submissionId}`, { token: org.apiKey });
+      const deadline = Date.now() + 10_000;
+      let submission = await readSubmission();
+      while (submission.status !== 200 && Date.now() < deadline) {
+        await pause(50);
+        submission = await readSubmission();
+      }
+      expect(submission.status).toBe(200);
     });
 
     it('stores an empty phone as null, like every empty customer field', async () => {

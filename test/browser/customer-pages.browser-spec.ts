@@ -456,6 +456,27 @@ describe('the customer pages in a browser', () => {
     expect(await submitted()).toBe(before + 2);
   });
 
+  it('confirms a submit the service stored but is slow to show (503 writeStored with the submission), instead of asking to try again', async () => {
+    await page.route('**/storefront/v1/sessions/*/submit', async (route) => {
+      // The request reaches the service; its answer is turned into the one a lagging read side gives.
+      const { submissionId } = await (await route.fetch()).json();
+      await route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        headers: { 'retry-after': '1' },
+        body: JSON.stringify({ error: { code: 'unavailable', message: 'The write was stored but the read side is lagging.', details: { writeStored: true, submissionId } } }),
+      });
+    });
+    await page.goto(`${baseUrl}/c/${org.slug}`);
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await page.getByLabel('Name').fill('Ada Lovelace');
+    await page.getByLabel('E-mail').fill('ada@example.com');
+    await page.getByRole('button', { name: 'Request a quote' }).click();
+    await page.getByRole('heading', { name: 'Thank you, we have received your request.' }).waitFor();
+    await expect(page.getByText(/^Your reference: sub_/).count()).resolves.toBe(1);
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^503 POST .+\/submit$/)]);
+  });
+
   it('sends the details the form shows, also those the browser filled in without an input event (autofill, a restored page), and keeps them in the draft', async () => {
     await page.goto(`${baseUrl}/c/${org.slug}`);
     await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();

@@ -3,7 +3,7 @@ import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { RecordSubmissionContact } from '@lib/contacts';
 import { AggregateRepository } from '@lib/event-sourcing';
 import { OrganizationDirectory } from '@lib/organizations';
-import { APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, WriteStoredNotYetVisible, type AppConfig } from '@lib/shared';
 import { CreateSubmission, FreezeExternalPricing, priceExternalLineItems, type ExternalLineInput, type SubmissionCustomer } from '@lib/submissions';
 import { TemplateDirectory, configHash, priceConfiguration, validateConfiguration } from '@lib/templates';
 import { currentAdjustment, forDisplay } from '../domain/session-adjustments';
@@ -195,16 +195,22 @@ export class SubmitSessionHandler implements ICommandHandler<SubmitSession, { su
     const submissionId = this.ids.next('sub');
     const actor = customerActor(sessionId);
 
-    const { newEvents } = await this.repository.handle(
-      sessionDecider,
-      sessionStream(sessionId),
-      { type: 'submitSession', submissionId, customer, configHash: session.configHash, basePricing, at, idleTtlMs },
-      { metadata: { actor }, what: 'The session' },
-    );
-    const submitted = newEvents[0];
-    if (submitted?.type !== 'session.v1.submitted') throw new Error('submitting a session produced no submitted event');
-
-    await completeSubmission(this.commands, session, submitted.data, actor);
+    try {
+      const { newEvents } = await this.repository.handle(
+        sessionDecider,
+        sessionStream(sessionId),
+        { type: 'submitSession', submissionId, customer, configHash: session.configHash, basePricing, at, idleTtlMs },
+        { metadata: { actor }, what: 'The session' },
+      );
+      const submitted = newEvents[0];
+      if (submitted?.type !== 'session.v1.submitted') throw new Error('submitting a session produced no submitted event');
+      await completeSubmission(this.commands, session, submitted.data, actor);
+    } catch (error) {
+      // Submitted, but the read side lags: the customer is told which submission they made (the
+      // answer is kept under the Idempotency-Key); the outbox's follow-up completes what is left.
+      if (error instanceof WriteStoredNotYetVisible) throw new WriteStoredNotYetVisible({ submissionId });
+      throw error;
+    }
     return { submissionId };
   }
 }

@@ -102,7 +102,10 @@ const lastTemplate = {
   write: (templateId: string) => inSessionStorage((storage) => storage.setItem(lastTemplate.key, templateId)),
 };
 
-/** `details.submissionId` of a 409: the session was submitted already, by an attempt whose answer never arrived. */
+/**
+ * `details.submissionId` of a 409 (the session was submitted already, by an attempt whose answer
+ * never arrived) or of a 503 `writeStored` (submitted, but the service is slow to show it).
+ */
 function submittedAs(body: unknown): string | null {
   const id = (body as { error?: { details?: { submissionId?: unknown } } } | null)?.error?.details?.submissionId;
   return typeof id === 'string' && id !== '' ? id : null;
@@ -778,7 +781,7 @@ class Configurator {
     this.submitButton.textContent = t.submit;
     if (res.ok) return this.confirm(res.body.submissionId);
     // An attempt with another key (other details) after one whose answer was lost: that one counts.
-    if (res.status === 409 && submittedAs(res.body)) return this.confirm(submittedAs(res.body)!);
+    if ((res.status === 409 || res.status === 503) && submittedAs(res.body)) return this.confirm(submittedAs(res.body)!);
     if (res.status === 422) {
       this.showFieldErrors(fieldErrorsOf(res.body));
       this.notSent();
