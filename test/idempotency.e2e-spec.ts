@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ReadYourWrites } from '@lib/event-sourcing';
 import { WriteStoredNotYetVisible } from '@lib/shared';
+import { waitFor } from '@lib/shared/testing/processes';
 import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
 import { QUOTE_NUMBER_STREAM } from '@lib/quotes';
 import { exampleConfigurationInput } from '@lib/templates/domain/example.fixture';
@@ -139,11 +140,7 @@ describe('Idempotency-Key: authorization and retries', () => {
     await new Promise((resolve) => setTimeout(resolve, 2 * 50));
     // Writes are taken again once every projection has reached the writes it was too slow for (on
     // the real engines that can take a moment after the stalled one is released).
-    const deadline = Date.now() + 10_000;
-    while (!keepingUp(readYourWrites)) {
-      if (Date.now() > deadline) throw new Error('the read side did not catch up with the stored quote within 10 s');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(() => keepingUp(readYourWrites), 10_000);
     const quotes = await app.request('GET', `/api/v1/quotes?submissionId=${submissionId}`, { token: org.apiKey });
     expect(quotes.body.data.map((quote: { id: string; quoteNumber: string }) => [quote.id, quote.quoteNumber])).toEqual([[stored.body.error.details.quoteId, stored.body.error.details.quoteNumber]]);
     const made = await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey, body: {} });
