@@ -208,3 +208,77 @@ describe('a signing secret sealed with another key than the outbox has', () => {
     expect(verifiesWith(delivered, enabled.body.settings.signingSecret)).toEqual({ service: false, standard: false });
   });
 });
+
+describe('a signing-secret key replaced by another, the old one kept in SIGNING_SECRET_PREVIOUS_KEYS', () => {
+  const ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '0,1000,1000,1000,1000,1000' };
+  const [keyA, keyB] = ['a'.repeat(40), 'b'.repeat(40)];
+  let receiver: WebhookReceiver;
+  let dataDir: string;
+  let app: TestApp | null = null;
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+    dataDir = mkdtempSync(join(tmpdir(), 'replaced-key-'));
+  });
+  afterAll(async () => {
+    await app?.close();
+    await receiver.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps signing with the secret minted under the old key, logs no error, and a rotation seals the next secret under the new key', async () => {
+    app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyA }, dataDir);
+    const f = new QuoteFixtures(app);
+    const org = await f.organization();
+    const path = '/replaced-key';
+    const isSubmission = (r: ReceivedWebhook) => r.path === path && r.headers['x-service-event'] === 'submission.created';
+    const enabled = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: receiver.url(path) } } });
+    const minted: string = enabled.body.settings.signingSecret;
+    expect(minted).toMatch(/^whsec_/);
+    await app.close();
+
+    // The operator replaces the key: B is current, A is listed as previous, on the same DATA_DIR.
+    const written: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        written.push(chunk.toString());
+        done();
+      },
+    });
+    app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyB, SIGNING_SECRET_PREVIOUS_KEYS: keyA }, dataDir, createLogger({ level: 'error', name: 'test', destination }));
+    await new QuoteFixtures(app).submission(org);
+    const [delivered] = await receiver.waitFor(isSubmission);
+    expect(verifiesWith(delivered, minted)).toEqual({ service: true, standard: true });
+    expect(written.join('').split('\n').filter((line) => line.includes('cannot be unsealed'))).toEqual([]);
+
+    // The rotation seals the new secret under B: it signs once A is dropped (the minted secret, sealed under A, then no longer does).
+    const rotated = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
+    expect(rotated.status).toBe(201);
+    await app.close();
+    app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyB }, dataDir);
+    await new QuoteFixtures(app).submission(org);
+    const after = (await receiver.waitFor(isSubmission, 2)).find((r) => r !== delivered)!;
+    expect(verifiesWith(after, rotated.body.secret)).toEqual({ service: true, standard: true });
+    expect(verifiesWith(after, minted)).toEqual({ service: false, standard: false });
+  });
+
+  it('keeps signing with a secret sealed under the key generated into DATA_DIR once SIGNING_SECRET_KEY replaces it, without listing it', async () => {
+    const generatedDir = mkdtempSync(join(tmpdir(), 'replaced-generated-key-'));
+    try {
+      app = await TestApp.start(ENV, generatedDir);
+      const org = await new QuoteFixtures(app).organization();
+      const path = '/replaced-generated-key';
+      const enabled = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: receiver.url(path) } } });
+      const minted: string = enabled.body.settings.signingSecret;
+      await app.close();
+
+      app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyB }, generatedDir);
+      await new QuoteFixtures(app).submission(org);
+      const [delivered] = await receiver.waitFor((r) => r.path === path && r.headers['x-service-event'] === 'submission.created');
+      expect(verifiesWith(delivered, minted)).toEqual({ service: true, standard: true });
+    } finally {
+      await app?.close();
+      app = null;
+      rmSync(generatedDir, { recursive: true, force: true });
+    }
+  });
+});

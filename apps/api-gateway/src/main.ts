@@ -4,6 +4,7 @@ import 'reflect-metadata';
 import { prepareRuntime } from '@lib/bootstrap';
 import { createLogger, stopOnSignals } from '@lib/observability';
 import { SessionEventStreams } from '@lib/sessions';
+import { listenFailure, startUpFailureLine } from '@lib/shared';
 import { createGatewayApp } from './create-gateway';
 import { seedDemo } from './seed-demo';
 
@@ -12,7 +13,9 @@ async function main(): Promise<void> {
   const onlyGateway = process.argv.includes('--only-gateway');
   const logger = createLogger({ level: config.logLevel, name: onlyGateway ? 'gateway' : 'gateway+projector+outbox' });
   const app = await createGatewayApp(config, { withWorkers: !onlyGateway }, logger);
-  await app.listen(config.port, config.host);
+  await app.listen(config.port, config.host).catch((error: unknown) => {
+    throw listenFailure(error, 'PORT');
+  });
   stopOnSignals(app, {
     logger,
     timeoutMs: config.shutdownTimeoutMs,
@@ -36,6 +39,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  process.stderr.write(`start-up failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`${startUpFailureLine(error)}\n`);
   process.exit(1);
 });

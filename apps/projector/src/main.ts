@@ -5,7 +5,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { DomainModule, prepareRuntime } from '@lib/bootstrap';
 import { ObservabilityModule, runWorkerProcess } from '@lib/observability';
 import { ConfigModule, RuntimeModule } from '@lib/runtime';
-import type { AppConfig } from '@lib/shared';
+import { startUpFailureLine, type AppConfig } from '@lib/shared';
 import { ProjectorModule } from './projector.module';
 
 @Module({})
@@ -21,6 +21,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  process.stderr.write(`start-up failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`${startUpFailureLine(error)}\n`);
   process.exit(1);
 });

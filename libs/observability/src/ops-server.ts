@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { listenFailure } from '@lib/shared';
 import type { Metrics } from './metrics';
 import type { Readiness } from './readiness';
 
@@ -27,7 +28,7 @@ export async function startOpsServer(options: { port: number; host: string; read
     answer(404, 'application/json', JSON.stringify({ error: { code: 'not_found', message: 'Not found.' } }));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(listenFailure(error, 'OPS_PORT')));
     server.listen(options.port, options.host, () => resolve());
   });
   return server;

@@ -1,11 +1,12 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@lib/shared';
-import { loadSigningSecretKey, SigningSecretSeal } from './application/signing-secret-seal';
+import { loadPreviousSigningSecretKeys, loadSigningSecretKey, SigningSecretSeal } from './application/signing-secret-seal';
 
 /**
  * The seal of the webhook signing secrets, one per process: the gateway seals the secrets it
- * mints, the outbox (WebhookOrganizations) opens them to sign. Global, so that webhook delivery
- * reaches it without importing the organizations' controllers.
+ * mints with the current key, the outbox (WebhookOrganizations) opens them to sign with the
+ * current key or one it replaced (SIGNING_SECRET_PREVIOUS_KEYS, read as SIGNING_SECRET_KEY is).
+ * Global, so that webhook delivery reaches it without importing the organizations' controllers.
  */
 @Global()
 @Module({
@@ -13,7 +14,11 @@ import { loadSigningSecretKey, SigningSecretSeal } from './application/signing-s
     {
       provide: SigningSecretSeal,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new SigningSecretSeal(loadSigningSecretKey({ SIGNING_SECRET_KEY: config.signingSecretKey }, config.dataDir)),
+      useFactory: (config: AppConfig) =>
+        new SigningSecretSeal(
+          loadSigningSecretKey({ SIGNING_SECRET_KEY: config.signingSecretKey }, config.dataDir),
+          loadPreviousSigningSecretKeys({ SIGNING_SECRET_KEY: config.signingSecretKey, previousKeys: config.signingSecretPreviousKeys }, config.dataDir),
+        ),
     },
   ],
   exports: [SigningSecretSeal],

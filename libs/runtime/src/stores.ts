@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, statSync, type Stats } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { ActiveProjectionReadStore } from '@lib/event-sourcing';
 import { SqliteEventStore, type EventStore } from '@lib/event-store';
 import { SqliteMessageBus, type MessageBus } from '@lib/message-bus';
@@ -35,8 +35,32 @@ export function embeddedStoreFiles(config: AppConfig): string[] {
  * directory is left as it is (docs/operations.md: `chmod 700` it).
  */
 export function ensureDataDir(config: Pick<AppConfig, 'dataDir'>): string {
-  mkdirSync(config.dataDir, { recursive: true, mode: DATA_DIR_MODE });
-  return config.dataDir;
+  const dataDir = config.dataDir;
+  // Walked by hand, not mkdirSync's `recursive`: that loops forever (100 % CPU) under /proc.
+  const missing: string[] = [];
+  for (let path = dataDir; ; path = dirname(path)) {
+    let entry: Stats | undefined;
+    try {
+      entry = statSync(path, { throwIfNoEntry: false });
+    } catch (error) {
+      // ENOTDIR: an ancestor is a file, named when the walk reaches it
+      if ((error as NodeJS.ErrnoException).code !== 'ENOTDIR') throw new ConfigError('DATA_DIR', `(${dataDir}) cannot be created: ${(error as Error).message}`);
+    }
+    if (entry?.isDirectory()) break;
+    if (entry) throw new ConfigError('DATA_DIR', path === dataDir ? `(${dataDir}) is not a directory` : `(${dataDir}) cannot be created: ${path} is not a directory`);
+    missing.unshift(path);
+    if (dirname(path) === path) break;
+  }
+  for (const path of missing) {
+    try {
+      mkdirSync(path, { mode: DATA_DIR_MODE });
+    } catch (error) {
+      // another process (the projector beside the gateway) made it in the meantime
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && statSync(path).isDirectory()) continue;
+      throw new ConfigError('DATA_DIR', `(${dataDir}) cannot be created: ${(error as Error).message}`);
+    }
+  }
+  return dataDir;
 }
 
 /** The event store: EventStoreDB, or the embedded file. A malformed connection string stops start-up with a line naming the variable (decisions §1). */
@@ -46,7 +70,10 @@ export function openEventStore(config: AppConfig): EventStore {
   try {
     return EventStoreDbEventStore.connect({ url: config.eventStoreUrl });
   } catch (error) {
-    throw new ConfigError('EVENTSTORE_URL', `is not an EventStoreDB connection string (esdb://…): ${error instanceof Error ? error.message : String(error)}`);
+    // the driver's message quotes the string, which may hold a password: only what it expected, and where
+    const { expected, location } = error as { expected?: string; location?: [number, number] };
+    const detail = expected && location ? `: expected ${expected} at position ${location[0]}` : '';
+    throw new ConfigError('EVENTSTORE_URL', `is not an EventStoreDB connection string (esdb://…)${detail}`);
   }
 }
 
@@ -55,8 +82,18 @@ export async function openReadStore(config: AppConfig): Promise<ActiveProjection
   // FULL: the relay's checkpoint and the webhook deliveries here must not outlive, after a power loss, what they guard in the bus file.
   if (!config.mongodbUrl) return new ActiveProjectionReadStore(new SqliteReadStore({ file: join(ensureDataDir(config), EMBEDDED_FILES.readStore), synchronous: 'FULL' }));
   const { MongoReadStore } = require('@lib/read-store/mongo-read-store') as typeof import('@lib/read-store/mongo-read-store');
-  return new ActiveProjectionReadStore(await MongoReadStore.connect({ url: config.mongodbUrl }));
+  const url = config.mongodbUrl;
+  try {
+    return new ActiveProjectionReadStore(await MongoReadStore.connect({ url }));
+  } catch (error) {
+    // an option the driver refuses (the shape is checked by loadConfig); its message may quote the string, which may hold a password
+    if (error instanceof Error && MONGODB_URL_ERRORS.includes(error.name)) throw new ConfigError('MONGODB_URL', `is refused by the MongoDB driver: ${error.message.split(url).join('…')}`);
+    throw error;
+  }
 }
+
+/** The MongoDB driver's errors about the connection string itself, not about the server. */
+const MONGODB_URL_ERRORS = ['MongoParseError', 'MongoAPIError', 'MongoInvalidArgumentError'];
 
 /** The message bus: Kafka, or the embedded file. */
 export async function openMessageBus(config: AppConfig): Promise<MessageBus> {

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, listenFailure, loadConfig, MAX_TIMER_MS } from './config';
 
 describe('loadConfig', () => {
   it('applies the defaults of decisions §1', () => {
@@ -82,6 +82,115 @@ describe('loadConfig', () => {
     expect(loadConfig({ EMBEDDED_BUS_RETENTION_MS: '-1' }).embeddedBusRetentionMs).toBe(-1);
   });
 
+  it('reads the signing-secret keys a replaced key is kept in, without blank entries', () => {
+    expect(loadConfig({}).signingSecretPreviousKeys).toEqual([]);
+    const [a, b] = ['a'.repeat(32), 'b'.repeat(40)];
+    expect(loadConfig({ SIGNING_SECRET_KEY: 'c'.repeat(32), SIGNING_SECRET_PREVIOUS_KEYS: ` ${a} ,${b},` })).toMatchObject({ signingSecretKey: 'c'.repeat(32), signingSecretPreviousKeys: [a, b] });
+  });
+
+  it('refuses a short key in SIGNING_SECRET_PREVIOUS_KEYS with one line naming the variable and the key, never echoing a key', () => {
+    const value = `${'a'.repeat(40)},too-short-but-secret`;
+    expect(() => loadConfig({ SIGNING_SECRET_PREVIOUS_KEYS: value })).toThrow(
+      new ConfigError('SIGNING_SECRET_PREVIOUS_KEYS', 'must be a comma-separated list of keys of at least 32 characters each (key 2 is shorter)'),
+    );
+    expect(() => loadConfig({ SIGNING_SECRET_PREVIOUS_KEYS: value })).not.toThrow(/too-short-but-secret|aaaa/);
+  });
+
+  it('takes a QUOTE_EXPIRY_CHECK_MS up to the longest interval a timer holds, and refuses a longer one Node would run every 1 ms', () => {
+    expect(MAX_TIMER_MS).toBe(2_147_483_647);
+    expect(loadConfig({ QUOTE_EXPIRY_CHECK_MS: '2147483647' }).quoteExpiryCheckMs).toBe(MAX_TIMER_MS);
+    for (const value of ['2147483648', '99999999999']) {
+      expect(() => loadConfig({ QUOTE_EXPIRY_CHECK_MS: value })).toThrow(new ConfigError('QUOTE_EXPIRY_CHECK_MS', `must be between 1 and 2147483647, got ${value}`));
+    }
+  });
+
+  it.each([
+    'mongodb://localhost',
+    'mongodb://user:p%40ss@127.0.0.1:27018/quotes_eu?retryWrites=false',
+    'mongodb://a:1,b:2/e2e_1?w=majority',
+    'mongodb://[::1]:27017/q',
+    'mongodb://%2Fvar%2Fmongocryptd.sock',
+    'mongodb+srv://user:pw@cluster.example/q?retryWrites=true',
+  ])('reads MONGODB_URL=%s', (value) => {
+    expect(loadConfig({ MONGODB_URL: value }).mongodbUrl).toBe(value);
+  });
+
+  it.each([
+    'garbage',
+    'http://localhost:27017',
+    'mongodb://',
+    'mongodb://user:secret@host:27x17/q',
+    'mongodb://user:secret@host:99999/q',
+    'mongodb://user:sec@ret@host/q',
+    'mongodb://@host/q',
+    'mongodb://host,/q',
+    'mongodb://host#secret',
+    'mongodb+srv://user:secret@host:27017/q',
+    'mongodb+srv://user:secret@a.example,b.example/q',
+  ])('refuses MONGODB_URL=%s with one line naming the variable, without echoing the value', (value) => {
+    expect(() => loadConfig({ MONGODB_URL: value })).toThrow(
+      /^Invalid configuration: MONGODB_URL must be a MongoDB connection string: mongodb:\/\/\[user:password@\]host\[:port\]\[,host\[:port\]…\]\[\/database\]\[\?options\] or mongodb\+srv:\/\/\[user:password@\]host\[\/database\]\[\?options\]$/,
+    );
+  });
+
+  it.each([
+    'esdb://localhost:2113?tls=false',
+    'esdb://admin:changeit@a:2113,b:2113?nodePreference=follower&tls=false',
+    'esdb://a:2113/?NodePreference=random',
+    'esdb+discover://cluster.internal:2113',
+    'esdb+discover://admin:pa/ss@cluster.internal?tls=true',
+  ])('reads EVENTSTORE_URL=%s', (value) => {
+    expect(loadConfig({ EVENTSTORE_URL: value }).eventStoreUrl).toBe(value);
+  });
+
+  it.each([
+    'garbage',
+    'esdb://',
+    'http://admin:secret@localhost:2113',
+    'esdb+gossip://admin:secret@localhost:2113',
+    'esdb://admin:secret@localhost:2x13',
+    'esdb://admin:secret@localhost:70000',
+    'esdb://admin:secret@[::1]:2113',
+    'esdb://admin:secret@localhost:2113?tls',
+    'esdb://admin:secret@localhost:2113/db',
+  ])('refuses EVENTSTORE_URL=%s with one line naming the variable, without echoing the value', (value) => {
+    expect(() => loadConfig({ EVENTSTORE_URL: value })).toThrow(
+      /^Invalid configuration: EVENTSTORE_URL must be an EventStoreDB connection string: esdb:\/\/\[user:password@\]host\[:port\]\[,host\[:port\]…\]\[\?key=value…\] \(or esdb\+discover:\/\/…\)$/,
+    );
+  });
+
+  it('takes a PUBLIC_BASE_URL with a path prefix, without its trailing slash', () => {
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://quotes.example.com/api-prefix/' }).publicBaseUrl).toBe('https://quotes.example.com/api-prefix');
+  });
+
+  it.each(['http://x.com/?a=b#f', 'http://x.com/?a=b', 'http://x.com#f', 'http://x.com/?'])('refuses PUBLIC_BASE_URL=%s: every URL built on it would be broken', (value) => {
+    expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(
+      new ConfigError('PUBLIC_BASE_URL', `must not hold a query (?…) or fragment (#…): every URL handed out appends a path to it, got "${value}"`),
+    );
+  });
+
+  it('refuses a PUBLIC_BASE_URL with a user name or password, without echoing it', () => {
+    for (const value of ['https://admin:secret@x.com', 'https://admin@x.com']) {
+      expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(/^Invalid configuration: PUBLIC_BASE_URL must not hold a user name or password$/);
+    }
+  });
+
+  it.each([
+    ['ENOTFOUND', 'PORT', 'HOST'],
+    ['EAI_AGAIN', 'PORT', 'HOST'],
+    ['EADDRNOTAVAIL', 'OPS_PORT', 'HOST'],
+    ['EADDRINUSE', 'PORT', 'PORT'],
+    ['EACCES', 'OPS_PORT', 'OPS_PORT'],
+  ] as const)('turns a listen error %s into one line naming %s', (code, portVariable, variable) => {
+    const error = Object.assign(new Error(`listen ${code}: 10.0.0.1:80`), { code });
+    expect(listenFailure(error, portVariable)).toEqual(new ConfigError(variable, `cannot be listened on (listen ${code}: 10.0.0.1:80)`));
+  });
+
+  it('leaves any other listen error as it is', () => {
+    const error = Object.assign(new Error('boom'), { code: 'EMFILE' });
+    expect(listenFailure(error, 'PORT')).toBe(error);
+  });
+
   it.each([
     ['PORT', 'abc'],
     ['PORT', '70000'],
@@ -96,6 +205,8 @@ describe('loadConfig', () => {
     ['PDF_RETRY_SCHEDULE_MS', 'soon'],
     ['FILE_LINK_SECRET', 'too-short'],
     ['QUOTE_LINK_SECRET', 'too-short'],
+    ['SIGNING_SECRET_KEY', 'too-short'],
+    ['SIGNING_SECRET_PREVIOUS_KEYS', 'too-short'],
     ['FILE_LINK_TTL_MS', '0'],
     ['KAFKA_BROKERS', 'localhost'],
     ['KAFKA_BROKERS', 'kafka-1:9092,kafka-2'],

@@ -51,6 +51,8 @@ export interface AppConfig {
   quoteLinkSecret: string | undefined;
   /** key the webhook signing secrets are sealed with in the events; when unset a key is generated into DATA_DIR */
   signingSecretKey: string | undefined;
+  /** keys `signingSecretKey` replaced: secrets sealed with them still open, nothing new is sealed with them */
+  signingSecretPreviousKeys: string[];
   /** lifetime of a signed file link */
   fileLinkTtlMs: number;
   /** pino level of the JSON logs; `silent` turns them off */
@@ -72,6 +74,32 @@ export class ConfigError extends Error {
     super(`Invalid configuration: ${variable} ${problem}`);
     this.name = 'ConfigError';
   }
+}
+
+/**
+ * The longest delay setTimeout/setInterval take: Node turns anything longer into 1 ms (with a
+ * TimeoutOverflowWarning), so a duration that goes to a timer is capped here.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Error codes of a listen() that the host or the port it was given explains. */
+const HOST_LISTEN_ERRORS = ['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EADDRNOTAVAIL'];
+const PORT_LISTEN_ERRORS = ['EADDRINUSE', 'EACCES'];
+
+/**
+ * A listen() failure as the variable it comes from: an unknown or foreign address names HOST, a
+ * taken or privileged port names the port's variable. Any other error is returned as it is.
+ */
+export function listenFailure(error: unknown, portVariable: 'PORT' | 'OPS_PORT'): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code ?? '';
+  const variable = HOST_LISTEN_ERRORS.includes(code) ? 'HOST' : PORT_LISTEN_ERRORS.includes(code) ? portVariable : null;
+  return variable ? new ConfigError(variable, `cannot be listened on (${(error as Error).message})`) : error;
+}
+
+/** The one line a failed start-up leaves on stderr: a ConfigError as it is, anything else after "start-up failed:". */
+export function startUpFailureLine(error: unknown): string {
+  if (error instanceof ConfigError) return error.message;
+  return `start-up failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 type Env = Record<string, string | undefined>;
@@ -108,6 +136,14 @@ function secret(env: Env, name: string, minLength: number): string | undefined {
   const raw = optional(env, name);
   if (raw !== undefined && raw.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters`);
   return raw;
+}
+
+/** A comma-separated list of keys, each as `secret` wants it; blank entries are skipped. Never echoes a key. */
+function secrets(env: Env, name: string, minLength: number): string[] {
+  const keys = (optional(env, name) ?? '').split(',').map((key) => key.trim()).filter(Boolean);
+  const short = keys.findIndex((key) => key.length < minLength);
+  if (short >= 0) throw new ConfigError(name, `must be a comma-separated list of keys of at least ${minLength} characters each (key ${short + 1} is shorter)`);
+  return keys;
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -170,27 +206,80 @@ function retention(env: Env, name: string, fallback: number): number {
   return integer(env, name, fallback, 60_000);
 }
 
-function url(env: Env, name: string, fallback: string): string {
+/** The base of every URL handed out: links are built by appending paths, so it holds no query, fragment or credentials. */
+function baseUrl(env: Env, name: string, fallback: string): string {
   const raw = optional(env, name) ?? fallback;
+  let parsed: URL;
   try {
-    const parsed = new URL(raw);
+    parsed = new URL(raw);
     if (!['http:', 'https:'].includes(parsed.protocol)) throw new Error();
   } catch {
     throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
   }
+  // not echoed: the value holds a password
+  if (parsed.username || parsed.password) throw new ConfigError(name, 'must not hold a user name or password');
+  if (/[?#]/.test(raw)) throw new ConfigError(name, `must not hold a query (?…) or fragment (#…): every URL handed out appends a path to it, got "${raw}"`);
   return raw.replace(/\/+$/, '');
+}
+
+/**
+ * MongoDB's connection string, checked as the driver reads it (scheme, user info, host list, then
+ * path and options) so a typo names MONGODB_URL at start-up. Never echoed: it may hold a password.
+ */
+function mongodbUrlOf(env: Env, name: string): string | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  const shape = 'must be a MongoDB connection string: mongodb://[user:password@]host[:port][,host[:port]…][/database][?options] or mongodb+srv://[user:password@]host[/database][?options]';
+  const match = /^(mongodb|mongodb\+srv):\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?@]+)(.*)$/.exec(raw);
+  if (!match) throw new ConfigError(name, shape);
+  const [, scheme, user, password, hostList, rest] = match;
+  const hosts = hostList.split(',');
+  const srv = scheme === 'mongodb+srv';
+  if (user === '' || (srv && hosts.length > 1) || hosts.some((host) => !validHostPort(host, { port: !srv, ipv6: true }))) throw new ConfigError(name, shape);
+  try {
+    decodeURIComponent(user ?? '');
+    decodeURIComponent(password ?? '');
+    if (rest !== '' && !/^[/?]/.test(rest)) throw new Error();
+    new URL(`http://placeholder${rest}`);
+  } catch {
+    throw new ConfigError(name, shape);
+  }
+  return raw;
+}
+
+/**
+ * EventStoreDB's connection string as @eventstore/db-client parses it: esdb:// (or esdb+discover://
+ * for gossip), optional user:password@, host[:port] list, optional ?key=value&… settings. Never
+ * echoed: it may hold a password.
+ */
+function eventStoreUrlOf(env: Env, name: string): string | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  const match = /^esdb(?:\+discover)?:\/\/(?:[^:@/]+:[^@]+@)?([^/?@]+)\/?(?:\?[^=&?]+=[^&?]+(?:&[^=&?]+=[^&?]+)*)?$/.exec(raw);
+  if (!match || !match[1].split(',').every((host) => validHostPort(host, { port: true, ipv6: false }))) {
+    throw new ConfigError(name, 'must be an EventStoreDB connection string: esdb://[user:password@]host[:port][,host[:port]…][?key=value…] (or esdb+discover://…)');
+  }
+  return raw;
+}
+
+/** `host` or `host:port` (port 1–65535); `[IPv6]` literals where the driver takes them. */
+function validHostPort(value: string, allow: { port: boolean; ipv6: boolean }): boolean {
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~%-]+)(?::(\d{1,5}))?$/.exec(value.trim());
+  if (!match || (match[1].startsWith('[') && !allow.ipv6)) return false;
+  if (match[2] === undefined) return true;
+  return allow.port && Number(match[2]) >= 1 && Number(match[2]) <= 65535;
 }
 
 export function loadConfig(env: Env = process.env): AppConfig {
   const port = integer(env, 'PORT', 3000, 0, 65535);
-  const eventStoreUrl = optional(env, 'EVENTSTORE_URL');
-  const mongodbUrl = optional(env, 'MONGODB_URL');
+  const eventStoreUrl = eventStoreUrlOf(env, 'EVENTSTORE_URL');
+  const mongodbUrl = mongodbUrlOf(env, 'MONGODB_URL');
   const kafkaBrokers = brokers(env, 'KAFKA_BROKERS');
   const embedded = !eventStoreUrl && !mongodbUrl && !kafkaBrokers;
   return {
     port,
     host: optional(env, 'HOST') ?? '127.0.0.1',
-    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`),
+    publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`),
     dataDir: resolve(optional(env, 'DATA_DIR') ?? './data'),
     adminToken: optional(env, 'ADMIN_TOKEN'),
     seedDemo: boolean(env, 'SEED_DEMO', embedded),
@@ -211,7 +300,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     webhookAllowPrivateNetworks: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhookAttemptTimeoutMs: integer(env, 'WEBHOOK_ATTEMPT_TIMEOUT_MS', 10_000, 1, 600_000),
     webhookDispatchConcurrency: integer(env, 'WEBHOOK_DISPATCH_CONCURRENCY', 64, 1, 10_000),
-    quoteExpiryCheckMs: integer(env, 'QUOTE_EXPIRY_CHECK_MS', 60_000, 1),
+    // the interval of a setInterval
+    quoteExpiryCheckMs: integer(env, 'QUOTE_EXPIRY_CHECK_MS', 60_000, 1, MAX_TIMER_MS),
     rateLimitIpPerMin: integer(env, 'RATE_LIMIT_IP_PER_MIN', 60),
     rateLimitKeyPerMin: integer(env, 'RATE_LIMIT_KEY_PER_MIN', 120),
     rateLimitCapabilityPerMin: integer(env, 'RATE_LIMIT_CAPABILITY_PER_MIN', 120),
@@ -223,6 +313,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     fileLinkSecret: secret(env, 'FILE_LINK_SECRET', 32),
     quoteLinkSecret: secret(env, 'QUOTE_LINK_SECRET', 32),
     signingSecretKey: secret(env, 'SIGNING_SECRET_KEY', 32),
+    signingSecretPreviousKeys: secrets(env, 'SIGNING_SECRET_PREVIOUS_KEYS', 32),
     fileLinkTtlMs: integer(env, 'FILE_LINK_TTL_MS', 300_000, 1, 3_600_000),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     readyMaxProjectionLag: integer(env, 'READY_MAX_PROJECTION_LAG', 1000),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from './config';
 
@@ -20,9 +20,23 @@ export function loadKey(secret: string | undefined, dataDir: string, variable: s
   }
   const file = join(dataDir, fileName);
   createOnce(file, `${randomBytes(MIN_KEY_BYTES).toString('base64url')}\n`);
-  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
-  if (key.length < MIN_KEY_BYTES) throw new ConfigError(variable, `is unset and ${file} holds no usable key (delete it to generate a new one)`);
+  const key = keyInFile(file);
+  if (key === null) throw new ConfigError(variable, `is unset and ${file} holds no usable key (delete it to generate a new one)`);
   return key;
+}
+
+/**
+ * The key generated into `DATA_DIR/<fileName>` by an earlier start without the variable; null
+ * when there is none. Read whether or not the variable is set now, for a key the variable replaced.
+ */
+export function generatedKey(dataDir: string, fileName: string): Buffer | null {
+  const file = join(dataDir, fileName);
+  return existsSync(file) ? keyInFile(file) : null;
+}
+
+function keyInFile(file: string): Buffer | null {
+  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
+  return key.length < MIN_KEY_BYTES ? null : key;
 }
 
 /** Publishes the file atomically: processes starting together all end up reading the same key. */

@@ -48,7 +48,39 @@ describe('a sealed signing secret', () => {
     expect(message).toContain('whs_1');
     expect(message).toContain('org_1');
     expect(message).toContain('SIGNING_SECRET_KEY');
+    expect(message).toContain('SIGNING_SECRET_PREVIOUS_KEYS');
     expect(message).toContain('no_signing_secret');
     expect(message).toContain('POST /admin/v1/organizations/org_1/signing-secret');
+  });
+});
+
+describe('a signing-secret key replaced by another', () => {
+  const ref = { organizationId: 'org_1', secretId: 'whs_1' };
+  const keyA = Buffer.from('a'.repeat(40));
+  const keyB = Buffer.from('b'.repeat(40));
+  const secret = newSigningSecret();
+  const sealedUnderA = new SigningSecretSeal(keyA).seal(secret, ref);
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('given B current and A previous, then a secret sealed under A opens, and so does one sealed under B', () => {
+    const ring = new SigningSecretSeal(keyB, [Buffer.from('c'.repeat(40)), keyA]);
+    expect(ring.unseal(sealedUnderA, ref)).toBe(secret);
+    expect(ring.open(sealedUnderA, ref)).toBe(secret);
+    expect(ring.unseal(new SigningSecretSeal(keyB).seal(secret, ref), ref)).toBe(secret);
+  });
+
+  it('given B alone, then a secret sealed under A does not open: it names another key', () => {
+    expect(() => new SigningSecretSeal(keyB).unseal(sealedUnderA, ref)).toThrow(new SealedSecretUnreadable('other_key'));
+  });
+
+  it('given B current and A previous, then new secrets are sealed under B: B alone opens them, A alone does not', () => {
+    const sealed = new SigningSecretSeal(keyB, [keyA]).seal(secret, ref);
+    expect(new SigningSecretSeal(keyB).unseal(sealed, ref)).toBe(secret);
+    expect(() => new SigningSecretSeal(keyA).unseal(sealed, ref)).toThrow(new SealedSecretUnreadable('other_key'));
+  });
+
+  it('given a previous key, then a value sealed for another secret still does not open', () => {
+    expect(() => new SigningSecretSeal(keyB, [keyA]).unseal(sealedUnderA, { ...ref, secretId: 'whs_2' })).toThrow(new SealedSecretUnreadable('damaged'));
   });
 });

@@ -2,7 +2,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Inject, Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
 import { ReadYourWrites } from '@lib/event-sourcing';
 import { Metrics } from '@lib/observability';
-import { Clock, NotFound } from '@lib/shared';
+import { Clock, MAX_TIMER_MS, NotFound } from '@lib/shared';
 import { SessionReader } from '../application/session-reader';
 import { SessionChangeFeed, type SessionChange } from './session-change-feed';
 
@@ -10,8 +10,6 @@ const ADJUSTMENT_RECEIVED = 'session.v1.adjustmentReceived';
 
 /** A comment line this often keeps proxies and browsers from closing an idle stream. */
 export const HEARTBEAT_MS = 15_000;
-/** Longest timer Node accepts; later moments are re-scheduled when it fires. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * One customer's Server-Sent Events stream (decisions §6): `event: session` with the storefront
