@@ -351,6 +351,7 @@ describe('live pricing', () => {
         [{ configHash: session.configHash, lineItems: [item], comment: 'hi' }, ['comment']],
         [{ configHash: session.configHash, lineItems: { 0: item } }, ['lineItems']],
         [{ configHash: session.configHash, lineItems: [null, 'x'] }, ['lineItems[0]', 'lineItems[1]']],
+        [{ configHash: session.configHash, lineItems: [item, []] }, ['lineItems[1]']],
         [[], ['']],
       ];
       for (const [body, paths] of cases) {

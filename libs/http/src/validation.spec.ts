@@ -1,6 +1,6 @@
 import type { ArgumentMetadata, ValidationError } from '@nestjs/common';
 import { Type } from 'class-transformer';
-import { IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsArray, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, Min, ValidateNested } from 'class-validator';
 import { ValidationFailed } from '@lib/shared';
 import { createValidationPipe, flattenValidationErrors } from './validation';
 
@@ -93,5 +93,23 @@ describe('the validation pipe on bodies', () => {
       { path: 'extra', message: 'unknown field' },
       { path: 'note', message: 'note must be a string' },
     ]);
+  });
+
+  it('refuses fields named after Object.prototype members as unknown, in nested bodies and queries too, and leaves free-form maps alone', async () => {
+    class Order {
+      @ValidateNested({ each: true }) @Type(() => Line) @IsArray() lines!: Line[];
+      @IsOptional() @IsObject() tags?: Record<string, unknown>;
+    }
+    const order = { type: 'body', metatype: Order } as ArgumentMetadata;
+    const orderFields = (body: unknown) => pipe.transform(body, order).then(() => [], (error: ValidationFailed) => error.fields);
+    for (const name of ['toString', 'valueOf', 'hasOwnProperty', 'constructor', 'isPrototypeOf']) {
+      expect(await fields({ unitPrice: 1, [name]: 1 })).toEqual([{ path: name, message: 'unknown field' }]);
+      expect(await orderFields({ lines: [{ unitPrice: 1 }, { unitPrice: 2, [name]: 'x' }] })).toEqual([{ path: `lines[1].${name}`, message: 'unknown field' }]);
+    }
+    expect(await orderFields({ lines: [], tags: { toString: 'kept', constructor: 1 } })).toEqual([]);
+    class Query {
+      @IsOptional() @IsString() cursor?: string;
+    }
+    await expect(pipe.transform({ toString: '1' }, { type: 'query', metatype: Query } as ArgumentMetadata)).rejects.toMatchObject({ fields: [{ path: 'toString', message: 'unknown field' }] });
   });
 });

@@ -1,4 +1,4 @@
-import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import { Body, ValidationPipe, type ArgumentMetadata, type PipeTransform, type ValidationError } from '@nestjs/common';
 import { LruMap, ValidationFailed, type FieldError } from '@lib/shared';
 
 /**
@@ -19,7 +19,12 @@ function fieldMessages(error: ValidationError, property: string): string[] {
   if (names.length === 0) return [];
   if (error.value === undefined && /^[A-Za-z_]\w*$/.test(property) && !('whitelistValidation' in rules)) return [`${property} is required`];
   const kind = KIND_RULES.find((name) => name in rules);
-  return (kind ? [kind] : names).map((name) => rules[name].replace(/^property (\S+) should not exist$/, 'unknown field'));
+  return (kind ? [kind] : names).map((name) =>
+    rules[name]
+      .replace(/^property (\S+) should not exist$/, 'unknown field')
+      // said of an item that is not an object (arrays are turned away before, as null: LineItems)
+      .replace(/^each value in nested property \S+ must be either object or array$/, 'must be an object'),
+  );
 }
 
 /** class-validator errors as `{ path, message }` with paths like `lineItems[0].quantity`. */
@@ -36,6 +41,38 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
   return out;
 }
 
+/** The names of Object.prototype's members (`toString`, `hasOwnProperty`, `constructor`, …). */
+const PROTOTYPE_MEMBERS = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+/**
+ * Fields named after Object.prototype's members in a body or query validated into a DTO:
+ * class-validator looks a field's rules up in a plain object and finds the member there, and
+ * class-transformer skips a key whose member is a function, so `{"toString": 1}` was neither
+ * refused nor kept (found by a review, 2026-11-26). No DTO declares such a field. `given` is the
+ * request's value, `validated` what it became: keys of free-form maps (plain objects there) are
+ * not checked.
+ */
+function prototypeNamedFields(given: unknown, validated: unknown, path: string, out: FieldError[]): FieldError[] {
+  if (Array.isArray(given)) {
+    given.forEach((item, index) => prototypeNamedFields(item, Array.isArray(validated) ? validated[index] : undefined, `${path}[${index}]`, out));
+  } else if (given !== null && typeof given === 'object' && validated !== null && typeof validated === 'object') {
+    const prototype = Object.getPrototypeOf(validated);
+    const declared = prototype !== Object.prototype && prototype !== null;
+    for (const key of Object.keys(given)) {
+      const at = path ? `${path}.${key}` : key;
+      if (declared && PROTOTYPE_MEMBERS.has(key)) out.push({ path: at, message: 'unknown field' });
+      else prototypeNamedFields((given as Record<string, unknown>)[key], (validated as Record<string, unknown>)[key], at, out);
+    }
+  }
+  return out;
+}
+
+function hasPrototypeNamedKey(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(hasPrototypeNamedKey);
+  if (value === null || typeof value !== 'object') return false;
+  return Object.keys(value).some((key) => PROTOTYPE_MEMBERS.has(key) || hasPrototypeNamedKey((value as Record<string, unknown>)[key]));
+}
+
 /** How many distinct query strings per query class keep their validated form. */
 const QUERIES_KEPT = 1_000;
 
@@ -50,14 +87,23 @@ class QueryRememberingValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const type = metadata.metatype;
-    if (metadata.type !== 'query' || !type || !value || typeof value !== 'object') return super.transform(value, metadata);
+    if (metadata.type !== 'query' || !type || !value || typeof value !== 'object') return this.validated(value, metadata);
     const key = JSON.stringify(value);
     let valid = this.validQueries.get(type);
     const kept = valid?.get(key);
     if (kept) return Object.assign(Object.create(type.prototype as object) as object, kept);
-    const result = (await super.transform(value, metadata)) as object;
+    const result = (await this.validated(value, metadata)) as object;
     if (!valid) this.validQueries.set(type, (valid = new LruMap(QUERIES_KEPT)));
     valid.set(key, { ...result });
+    return result;
+  }
+
+  private async validated(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // Nest deletes `constructor` keys from the value it validates: a copy keeps them to be told.
+    const given = hasPrototypeNamedKey(value) ? structuredClone(value) : null;
+    const result = await super.transform(value, metadata);
+    const unknown = given === null ? [] : prototypeNamedFields(given, result, '', []);
+    if (unknown.length > 0) throw new ValidationFailed(unknown);
     return result;
   }
 }
@@ -74,4 +120,18 @@ export function createValidationPipe(): ValidationPipe {
     validationError: { target: false, value: true },
     exceptionFactory: (errors) => new ValidationFailed(flattenValidationErrors(errors)),
   });
+}
+
+/**
+ * The body of a POST that takes none (api-v1 "Request: none"): no body, or an empty object. A
+ * field is refused as unknown, as every other body refuses one, rather than silently ignored.
+ */
+export const NoBody = () => Body(new NoFieldsPipe());
+
+class NoFieldsPipe implements PipeTransform {
+  transform(value: unknown): undefined {
+    const fields = value !== null && typeof value === 'object' ? Object.keys(value) : [];
+    if (fields.length > 0) throw new ValidationFailed(fields.map((path) => ({ path, message: 'unknown field' })));
+    return undefined;
+  }
 }

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { CommandBus } from '@nestjs/cqrs';
 import { AggregateRepository, fold, ReadYourWrites } from '@lib/event-sourcing';
 import { SqliteEventStore } from '@lib/event-store';
@@ -75,6 +76,29 @@ describe('QuoteNumberAllocator (embedded event store)', () => {
     const stored = await Promise.all(drafts.map((d) => numberOf(d.quoteId)));
     expect(stored.sort()).toEqual(expected);
     expect(await events.readStream(quoteNumberStream('org_1', 2026))).toHaveLength(30);
+  });
+
+  it('given a draft the quote refuses, then no number is reserved and the next quote takes the number', async () => {
+    const numbers = allocator();
+    const refused = { ...draft(), lineItems: [[]] as unknown as QuoteDraft['lineItems'] };
+    await expect(numbers.create(refused, 'a')).rejects.toThrow();
+    expect(await events.readStream(quoteNumberStream('org_1', 2026))).toEqual([]);
+    expect((await numbers.create(draft(), 'a')).quoteNumber).toBe('Q-2026-000001');
+  });
+
+  it('given a stored reservation whose draft cannot become a quote, then quoting goes on past it: its number stays unused and an error says so', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    try {
+      await reserveWithoutQuote({ ...draft(), lineItems: [[]] as unknown as QuoteDraft['lineItems'] }, 1);
+      const numbers = allocator();
+      expect(await numbers.recoverAll()).toBe(0);
+      const next = draft();
+      expect((await numbers.create(next, 'a')).quoteNumber).toBe('Q-2026-000002');
+      expect(await numberOf(next.quoteId)).toBe('Q-2026-000002');
+      expect(errors.mock.calls.map(([message]) => String(message))).toContainEqual(expect.stringContaining('the reservation of Q-2026-000001'));
+    } finally {
+      errors.mockRestore();
+    }
   });
 
   it('given a process that stopped after taking a number, then the next allocation creates that quote first and takes the next number', async () => {

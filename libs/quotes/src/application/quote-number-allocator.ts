@@ -61,6 +61,9 @@ export class QuoteNumberAllocator implements OnApplicationBootstrap, OnApplicati
   async create(draft: QuoteDraft, actor: string): Promise<AllocatedQuote> {
     const year = new Date(draft.at).getUTCFullYear();
     const counter = quoteNumberStream(draft.organizationId, year);
+    // A draft the quote would refuse must fail here, before its number is reserved: a stored
+    // reservation is completed into its quote by every later allocation of the counter.
+    quoteDecider.decide({ type: 'createQuote', quoteNumber: quoteNumberOf(year, 1), ...draft }, quoteDecider.initialState());
     const { reservation, position } = await this.counters.run(counter, async () => {
       const taken = await this.reserve(counter, year, draft, actor);
       return { reservation: taken, position: (await this.createQuote(taken, actor)).position };
@@ -128,11 +131,28 @@ export class QuoteNumberAllocator implements OnApplicationBootstrap, OnApplicati
     const reservation = event.data as Reservation;
     const exists = (await this.events.readStream(quoteStream(reservation.quoteId), { maxCount: 1 })).length > 0;
     if (exists) return false;
+    if (!this.completable(reservation)) return false;
     const actor = typeof event.metadata.actor === 'string' ? event.metadata.actor : 'system';
     if (!(await this.createQuote(reservation, actor)).created) return false;
     this.logger.warn(`completed interrupted creation of ${reservation.quoteNumber} (${reservation.quoteId})`);
     await this.markSubmissionQuoted(reservation, actor);
     return true;
+  }
+
+  /**
+   * Whether the reservation's draft makes a quote. A draft is checked before its number is
+   * reserved, so one that does not was stored by a version of the product that let it through.
+   * Retrying it would fail at every allocation of the counter and stop the organization's quoting
+   * for good; it is left incomplete instead, and its number is the one gap (logged as an error).
+   */
+  private completable(reservation: Reservation): boolean {
+    try {
+      quoteDecider.decide({ type: 'createQuote', quoteNumber: reservation.quoteNumber, ...reservation.draft }, quoteDecider.initialState());
+      return true;
+    } catch (error) {
+      this.logger.error(`the reservation of ${reservation.quoteNumber} (${reservation.quoteId}) cannot become a quote, and the number stays unused: ${String(error)}`);
+      return false;
+    }
   }
 
   /**

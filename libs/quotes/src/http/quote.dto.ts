@@ -84,7 +84,9 @@ const LineItems = () =>
     const value = (obj as Record<string, unknown>)[key];
     if (!Array.isArray(value)) return value;
     return value.map((item) => {
-      if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
+      // An array where an item belongs would pass as a nested object (its own items are checked, and it has none): null is refused as "must be an object".
+      if (Array.isArray(item)) return null;
+      if (item === null || typeof item !== 'object') return item;
       const known = Object.fromEntries(LINE_ITEM_FIELDS.filter((f) => f in item).map((f) => [f, (item as Record<string, unknown>)[f]]));
       return plainToInstance(QuoteLineItemDto, known);
     });

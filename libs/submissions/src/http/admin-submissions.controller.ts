@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { AdminGuard, ApiErrors } from '@lib/http';
+import { AdminGuard, ApiErrors, NoBody } from '@lib/http';
 import { RequestAutofill } from '../application/external-pricing.commands';
 
 class AutofillRequestedSchema {
@@ -25,7 +25,7 @@ export class AdminSubmissionsController {
   })
   @ApiAcceptedResponse({ type: AutofillRequestedSchema })
   @ApiErrors('forbidden_plan')
-  async autofill(@Param('orgId') orgId: string, @Param('submissionId') submissionId: string): Promise<{ requested: true }> {
+  async autofill(@Param('orgId') orgId: string, @Param('submissionId') submissionId: string, @NoBody() _body: undefined): Promise<{ requested: true }> {
     await this.commands.execute(new RequestAutofill(orgId, submissionId, 'admin'));
     return { requested: true };
   }

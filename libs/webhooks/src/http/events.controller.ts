@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, ApiKeyGuard, CurrentCaller, pageLimit, type ApiCaller, type Page } from '@lib/http';
+import { ApiErrors, ApiKeyGuard, CurrentCaller, NoBody, pageLimit, type ApiCaller, type Page } from '@lib/http';
 import type { PublicDeliveryRecord } from '../domain/delivery';
 import { WebhookDeliveries, type DeliveryWithPayload } from '../application/webhook-deliveries';
 import { DeliveryPageResponse, DeliveryRecordDetailResponse, ListEventsQuery, RedeliveredResponse } from './events.dto';
@@ -53,7 +53,7 @@ export class EventsController {
   })
   @ApiOkResponse({ type: RedeliveredResponse })
   @ApiErrors('unauthorized', 'forbidden_plan', 'read_only_key', 'not_found', 'already_in_flight')
-  async redeliver(@CurrentCaller() caller: ApiCaller, @Param('id') id: string): Promise<RedeliveredResponse> {
+  async redeliver(@CurrentCaller() caller: ApiCaller, @Param('id') id: string, @NoBody() _body: undefined): Promise<RedeliveredResponse> {
     await this.deliveries.redeliver(caller.organizationId, id);
     return { redelivered: true };
   }
