@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { QuoteFixtures, type Org } from './quotes-fixtures';
-import { TestApp } from './support/test-app';
+import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 /**
  * Hostile bodies on the write endpoints: each gets a clean 4xx in the error envelope (never a
@@ -131,6 +131,61 @@ describe('hostile input', () => {
       expect(contact.body.error.code).toBe('validation_error');
       // Not JSON at all is still 400.
       expect((await app.request('POST', '/api/v1/contacts', { token: org.apiKey, payload: ' ', headers: json })).body.error.code).toBe('invalid_json');
+    });
+  });
+
+  describe('arrays where objects belong', () => {
+    it('a line item sent as an array is a 422 naming the item, nothing is reserved for it, and the next quote is made', async () => {
+      const submissionId = await f.submission(org);
+      const refused = await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey, body: { lineItems: [{ description: 'x', quantity: 1, unitPrice: 1 }, []] } });
+      expect([refused.status, refused.body.error.details.fields]).toEqual([422, [{ path: 'lineItems[1]', message: 'must be an object' }]]);
+      expect((await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey, body: {} })).status).toBe(201);
+      const before = await stored();
+      const replaced = await app.request('PUT', `/api/v1/quotes/${quoteId}/line-items`, { token: org.apiKey, body: { lineItems: [[]] } });
+      expect([replaced.status, replaced.body.error.details.fields]).toEqual([422, [{ path: 'lineItems[0]', message: 'must be an object' }]]);
+      expect(await stored()).toBe(before);
+    });
+
+    it('organization settings or quote defaults sent as an array are a 422 naming them, and the settings stay as they were', async () => {
+      const path = `/admin/v1/organizations/${org.organizationId}`;
+      const before = (await app.request('GET', path, { token: ADMIN_TOKEN })).body;
+      for (const [body, field] of [
+        [{ settings: [] }, 'settings'],
+        [{ settings: [{ webhookUrl: null }] }, 'settings'],
+        [{ name: 'x', settings: { quoteDefaults: [{ taxRate: 5 }] } }, 'settings.quoteDefaults'],
+      ] as const) {
+        const res = await app.request('PATCH', path, { token: ADMIN_TOKEN, body });
+        expect([res.status, res.body.error.details.fields.map((f: { path: string }) => f.path)]).toEqual([422, [field]]);
+      }
+      expect((await app.request('GET', path, { token: ADMIN_TOKEN })).body).toEqual(before);
+    });
+  });
+
+  describe('fields named after members every object has', () => {
+    it.each(['toString', 'valueOf', 'hasOwnProperty', 'constructor'])('%s is an unknown field in a body, in a line item and in a query', async (name) => {
+      const contact = await app.request('POST', '/api/v1/contacts', { token: org.apiKey, body: { email: 'proto@example.com', [name]: 1 } });
+      expect([contact.status, contact.body.error.details.fields]).toEqual([422, [{ path: name, message: 'unknown field' }]]);
+      const lines = await app.request('PUT', `/api/v1/quotes/${quoteId}/line-items`, { token: org.apiKey, body: { lineItems: [{ description: 'x', quantity: 1, unitPrice: 1, [name]: 'x' }] } });
+      expect([lines.status, lines.body.error?.details.fields]).toEqual([422, [{ path: `lineItems[0].${name}`, message: 'unknown field' }]]);
+      const list = await app.request('GET', `/api/v1/submissions?${name}=1`, { token: org.apiKey });
+      expect([list.status, list.body.error?.details.fields]).toEqual([422, [{ path: name, message: 'unknown field' }]]);
+    });
+  });
+
+  describe('POSTs that take no body', () => {
+    it('refuse a field as unknown, and still take no body or an empty one', async () => {
+      const admin = { token: ADMIN_TOKEN };
+      const submissionId = await f.submission(org);
+      for (const [url, options] of [
+        ['/api/v1/events/evt_unknown/redeliver', { token: org.apiKey }],
+        [`/admin/v1/organizations/${org.organizationId}/signing-secret`, admin],
+        [`/admin/v1/organizations/${org.organizationId}/submissions/${submissionId}/autofill`, admin],
+      ] as const) {
+        const res = await app.request('POST', url, { ...options, body: { force: true } });
+        expect([url, res.status, res.body.error?.details?.fields]).toEqual([url, 422, [{ path: 'force', message: 'unknown field' }]]);
+      }
+      expect((await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, admin)).status).toBe(201);
+      expect((await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { ...admin, body: {} })).status).toBe(201);
     });
   });
 

@@ -2,9 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ReadYourWrites } from '@lib/event-sourcing';
+import { IdempotencyStore } from '@lib/http';
 import { WriteStoredNotYetVisible } from '@lib/shared';
 import { waitFor } from '@lib/shared/testing/processes';
 import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
+import { OrganizationDirectory } from '@lib/organizations';
 import { QUOTE_NUMBER_STREAM } from '@lib/quotes';
 import { exampleConfigurationInput } from '@lib/templates/domain/example.fixture';
 import { QuoteFixtures, type Org } from './quotes-fixtures';
@@ -169,18 +171,53 @@ describe('Idempotency-Key: authorization and retries', () => {
     expect(typeof shown.body[field]).toBe('string');
   });
 
+  it('shows the signing secret an organization\'s creation minted even when the read side has not applied the creation yet, as the read side then shows it', async () => {
+    const lagging = jest.spyOn(app.get(ReadYourWrites), 'waitFor').mockRejectedValueOnce(new WriteStoredNotYetVisible());
+    const unseen = jest.spyOn(app.get(OrganizationDirectory), 'find').mockResolvedValueOnce(null);
+    let created;
+    try {
+      created = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name: 'Live BV', slug: 'live-while-lagging', locale: 'nl', settings: { externalPricingEnabled: true } } });
+      expect([lagging.mock.calls.length, unseen.mock.calls.length]).toEqual([1, 1]);
+    } finally {
+      lagging.mockRestore();
+      unseen.mockRestore();
+    }
+    expect(created.status).toBe(201);
+    const { signingSecret, ...settings } = created.body.settings;
+    expect(signingSecret).toMatch(/^whsec_/);
+    // On the real engines the read side may really be behind: the organization is read once it is there.
+    let read = await app.request('GET', `/admin/v1/organizations/${created.body.id}`, { token: ADMIN_TOKEN });
+    for (const deadline = Date.now() + 10_000; read.status === 404 && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      read = await app.request('GET', `/admin/v1/organizations/${created.body.id}`, { token: ADMIN_TOKEN });
+    }
+    expect(read.body).toEqual({ ...created.body, settings });
+  });
+
   it.each([
     ['an API key', 'api-keys', { name: 'ERP' }, 'key'],
     ['a signing secret', 'signing-secret', undefined, 'secret'],
-  ])('never shows %s twice: the same Idempotency-Key creates another one instead of replaying the first', async (_, path, body, field) => {
+  ])('never shows %s twice: the same Idempotency-Key replays the first answer without it and makes no second one', async (_, path, body, field) => {
     const { organizationId } = await app.createOrganization();
     const post = () => app.request('POST', `/admin/v1/organizations/${organizationId}/${path}`, { token: ADMIN_TOKEN, body, headers: { 'idempotency-key': `once-${path}` } });
     const first = await post();
     const second = await post();
-    expect([first.status, second.status]).toEqual([201, 201]);
-    expect(second.headers['idempotent-replayed']).toBeUndefined();
+    expect([first.status, second.status, second.headers['idempotent-replayed']]).toEqual([201, 201, 'true']);
     expect(typeof first.body[field]).toBe('string');
-    expect(second.body[field]).not.toBe(first.body[field]);
+    const { [field]: _shown, ...rest } = first.body;
+    expect(second.body).toEqual(rest);
+    const organization = (await app.request('GET', `/admin/v1/organizations/${organizationId}`, { token: ADMIN_TOKEN })).body;
+    if (path === 'api-keys') {
+      const keys = (await app.request('GET', `/admin/v1/organizations/${organizationId}/api-keys`, { token: ADMIN_TOKEN })).body.data;
+      expect(keys.filter((key: { name: string }) => key.name === 'ERP').map((key: { id: string }) => key.id)).toEqual([first.body.id]);
+    } else {
+      expect(organization.settings.signingSecretConfigured).toBe(true);
+      const rotations = (await app.get(EventStore).readStream(`organization-${organizationId}`)).filter((event) => event.type === 'organization.v2.signingSecretRotated');
+      expect(rotations).toHaveLength(1);
+    }
+    const kept = await app.get(IdempotencyStore).get(`admin POST /admin/v1/organizations/${organizationId}/${path}`, `once-${path}`, Date.now());
+    expect(kept?.status).toBe(201);
+    expect(kept!.body).not.toContain(first.body[field]);
     // The header is still checked as on every POST.
     const tooLong = await app.request('POST', `/admin/v1/organizations/${organizationId}/${path}`, { token: ADMIN_TOKEN, body, headers: { 'idempotency-key': 'k'.repeat(256) } });
     expect([tooLong.status, tooLong.body.error?.details.fields]).toEqual([422, [{ path: 'Idempotency-Key', message: 'must be 1 to 255 characters' }]]);

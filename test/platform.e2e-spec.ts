@@ -263,6 +263,29 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       }
     });
 
+    it('shows the signing secret that a creation with live pricing or a webhook URL mints in its answer only: a replay under the same key leaves it out', async () => {
+      const create = (slug: string, settings: Record<string, unknown>) => ({ token: ADMIN_TOKEN, headers: { 'idempotency-key': `create-${slug}` }, body: { name: slug, slug, settings } });
+      const live = create('live-from-the-start', { externalPricingEnabled: true });
+      const created = await app.request('POST', '/admin/v1/organizations', live);
+      expect(created.status).toBe(201);
+      expect(created.body.settings).toMatchObject({ externalPricingEnabled: true, signingSecretConfigured: true, signingSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/=]{40,}$/) });
+      const { signingSecret, ...settings } = created.body.settings;
+
+      const replayed = await app.request('POST', '/admin/v1/organizations', live);
+      expect([replayed.status, replayed.headers['idempotent-replayed']]).toEqual([201, 'true']);
+      expect(replayed.body).toEqual({ ...created.body, settings });
+      const read = await app.request('GET', `/admin/v1/organizations/${created.body.id}`, { token: ADMIN_TOKEN });
+      expect(read.body).toEqual({ ...created.body, settings });
+      const rotated = await app.request('POST', `/admin/v1/organizations/${created.body.id}/signing-secret`, { token: ADMIN_TOKEN });
+      expect(rotated.body.secret).not.toBe(signingSecret);
+
+      const hooked = await app.request('POST', '/admin/v1/organizations', create('hooked-from-the-start', { webhookUrl: 'https://crm.example.com/hooks' }));
+      expect(hooked.body.settings).toMatchObject({ webhookUrl: 'https://crm.example.com/hooks', signingSecretConfigured: true, signingSecret: expect.stringMatching(/^whsec_/) });
+      const plain = await app.request('POST', '/admin/v1/organizations', create('no-hooks', { quoteDefaults: { taxRate: 21 } }));
+      expect(plain.body.settings).toEqual(expect.objectContaining({ signingSecretConfigured: false }));
+      expect(plain.body.settings).not.toHaveProperty('signingSecret');
+    });
+
     it('answers a PATCH that changes nothing (no body, an empty object) with 422 and the fields to send', async () => {
       for (const request of [{}, { body: {} }]) {
         const res = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, ...request });

@@ -8,7 +8,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { MongoClient } from 'mongodb';
 import { ObservabilityModule } from '@lib/observability';
 import { DomainModule } from '@lib/bootstrap';
-import { CreateApiKey, CreateOrganization, type CreatedApiKey } from '@lib/organizations';
+import { CreateApiKey, CreateOrganization, type CreatedApiKey, type CreatedOrganization } from '@lib/organizations';
 import { withDatabase } from '@lib/read-store/mongo-read-store';
 import { requireMongoUrl, uniqueDatabaseName } from '@lib/read-store/testing/mongo-test-database';
 import { ConfigModule, RuntimeModule } from '@lib/runtime';
@@ -54,9 +54,9 @@ describe('two gateways and a projector on one MongoDB database', () => {
     projector = await NestFactory.createApplicationContext(ProjectorProcess.forRoot(config), { logger: false });
     gateways = [await createGatewayApp(config, { withWorkers: false }), await createGatewayApp(config, { withWorkers: false })];
     const commands = gateways[0].get(CommandBus);
-    organizationId = await commands.execute<CreateOrganization, string>(
+    ({ organizationId } = await commands.execute<CreateOrganization, CreatedOrganization>(
       new CreateOrganization({ name: 'Scale Out', slug: `scale-${Date.now()}`, locale: 'en', unitSystem: 'metric', currency: 'EUR', plan: 'pro' }),
-    );
+    ));
     apiKey = (await commands.execute<CreateApiKey, CreatedApiKey>(new CreateApiKey(organizationId, 'full', false))).key;
   });
   afterAll(async () => {

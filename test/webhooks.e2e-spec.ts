@@ -56,23 +56,45 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
   });
 
   let counter = 0;
-  /** An organization whose webhookUrl is its own path on the receiver, with a signing secret. */
+  /** An organization whose webhookUrl is its own path on the receiver, with the signing secret its creation minted. */
   async function hookOrg(options: { secret?: boolean; webhookUrl?: boolean; pricingPath?: string } = {}): Promise<HookOrg> {
     const path = `/hooks/${++counter}`;
-    const org = await fixtures.organization({
-      settings: {
-        quoteDefaults: { taxRate: 21, validityDays: 30 },
-        webhookUrl: options.webhookUrl === false ? null : receiver.url(path),
-        ...(options.pricingPath ? { pricingWebhookUrl: receiver.url(options.pricingPath), pricingTimeoutMs: 1_000 } : {}),
-      },
-    });
-    let secret: string | null = null;
-    if (options.secret !== false) {
+    const settings = {
+      quoteDefaults: { taxRate: 21, validityDays: 30 },
+      webhookUrl: options.webhookUrl === false ? null : receiver.url(path),
+      ...(options.pricingPath ? { pricingWebhookUrl: receiver.url(options.pricingPath), pricingTimeoutMs: 1_000 } : {}),
+    };
+    if (options.secret === false) return { ...(await orgWithoutSecret(settings)), path, secret: null };
+    const org = await fixtures.organization({ settings });
+    let secret = org.signingSecret;
+    if (secret === null) {
       const res = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
       expect(res.status).toBe(201);
       secret = res.body.secret;
     }
     return { ...org, path, secret };
+  }
+
+  /**
+   * An organization with webhook URLs and no signing secret, as organizations created with a
+   * webhook URL before their creation minted one (2026-11-26) are: its settings are appended
+   * as such an organization's were, beside the commands, which would mint a secret.
+   */
+  async function orgWithoutSecret(settings: Record<string, unknown>): Promise<Org> {
+    const org = await fixtures.organization({ settings: { quoteDefaults: settings.quoteDefaults as never } });
+    const current = (await app.request('GET', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN })).body.settings;
+    const { signingSecretConfigured: _none, ...stored } = { ...current, ...settings };
+    await app.get(EventStore).appendToStream(
+      `organization-${org.organizationId}`,
+      [{ type: 'organization.v1.settingsChanged', data: { organizationId: org.organizationId, settings: stored, at: Date.now() }, metadata: { actor: 'admin' } }],
+      'any',
+    );
+    for (let waited = 0; ; waited += 20) {
+      const { body } = await app.request('GET', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN });
+      if (body.settings.webhookUrl === settings.webhookUrl) return org;
+      if (waited > 10_000) throw new Error(`the webhook URL is not readable; last seen ${JSON.stringify(body)}`);
+      await pause(20);
+    }
   }
 
   async function newLead(org: Org, overrides: Record<string, unknown> = {}): Promise<string> {

@@ -30,7 +30,7 @@ describe('the customer pages in a browser', () => {
   /** A quote of a new submission of the demo organization, created with `body` and sent: its id and the customer's e-mail. */
   async function sentQuote(body: Record<string, unknown> = {}, submission: { locale?: string } = {}) {
     const fixtures = new QuoteFixtures(app);
-    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '' }, submission);
+    const submissionId = await fixtures.submission({ ...org, organizationId: org.id, readOnlyKey: '', signingSecret: null }, submission);
     const quoteId: string = (await apiCall('POST', `/submissions/${submissionId}/quotes`, body)).body.quoteId;
     await apiCall('POST', `/quotes/${quoteId}/send`, { recipients: ['ada@example.com'] });
     const [mail] = await fixtures.awaitMails(quoteId);

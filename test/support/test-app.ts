@@ -6,7 +6,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
 import { CommandBus } from '@nestjs/cqrs';
 import { createGatewayApp } from '../../apps/api-gateway/src/create-gateway';
-import { CreateApiKey, CreateOrganization, UpdateOrganization, type CreatedApiKey, type OrganizationSettingsPatch, type Plan } from '@lib/organizations';
+import { CreateApiKey, CreateOrganization, UpdateOrganization, type CreatedApiKey, type CreatedOrganization, type OrganizationSettingsPatch, type Plan } from '@lib/organizations';
 import { MongoClient } from 'mongodb';
 import { ReadStore, SqliteReadStore } from '@lib/read-store';
 import { MongoReadStore, withDatabase } from '@lib/read-store/mongo-read-store';
@@ -123,17 +123,20 @@ export class TestApp {
     return { status: response.statusCode, headers: response.headers, body };
   }
 
-  /** Creates an organization with a full and a read-only key through the admin commands. */
+  /**
+   * Creates an organization with a full and a read-only key through the admin commands;
+   * `signingSecret` is the secret its creation minted (settings with a webhook URL or live pricing), or null.
+   */
   async createOrganization(options: { slug?: string; plan?: Plan; currency?: string; settings?: OrganizationSettingsPatch } = {}) {
     const commands = this.get(CommandBus);
     const slug = options.slug ?? `org-${Math.random().toString(36).slice(2, 10)}`;
-    const organizationId = await commands.execute<CreateOrganization, string>(
+    const { organizationId, mintedSigningSecret } = await commands.execute<CreateOrganization, CreatedOrganization>(
       new CreateOrganization({ name: `Org ${slug}`, slug, locale: 'en', unitSystem: 'metric', currency: options.currency ?? 'EUR', plan: 'pro' }, options.settings),
     );
     const key = await commands.execute<CreateApiKey, CreatedApiKey>(new CreateApiKey(organizationId, 'full', false));
     const readOnlyKey = await commands.execute<CreateApiKey, CreatedApiKey>(new CreateApiKey(organizationId, 'read-only', true));
     if (options.plan && options.plan !== 'pro') await commands.execute(new UpdateOrganization(organizationId, { plan: options.plan }));
-    return { organizationId, slug, apiKey: key.key, readOnlyKey: readOnlyKey.key };
+    return { organizationId, slug, apiKey: key.key, readOnlyKey: readOnlyKey.key, signingSecret: mintedSigningSecret };
   }
 
   async close(): Promise<void> {

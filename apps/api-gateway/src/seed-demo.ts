@@ -1,6 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CommandBus } from '@nestjs/cqrs';
-import { CreateApiKey, CreateOrganization, ORGANIZATIONS, OrganizationDirectory, type CreatedApiKey } from '@lib/organizations';
+import { CreateApiKey, CreateOrganization, ORGANIZATIONS, OrganizationDirectory, type CreatedApiKey, type CreatedOrganization } from '@lib/organizations';
 import { ReadStore } from '@lib/read-store';
 import { CreateTemplate } from '@lib/templates';
 import type { AppConfig } from '@lib/shared';
@@ -16,7 +16,7 @@ export async function seedDemo(app: NestFastifyApplication, config: AppConfig): 
   const reads = app.get(ReadStore);
   if ((await reads.count(ORGANIZATIONS)) > 0) return null;
   const commands = app.get(CommandBus);
-  const organizationId = await commands.execute<CreateOrganization, string>(
+  const { organizationId } = await commands.execute<CreateOrganization, CreatedOrganization>(
     new CreateOrganization({ name: 'Demo Windows Ltd', slug: DEMO_SLUG, locale: 'en', unitSystem: 'metric', currency: 'EUR', plan: 'pro' }, {
       quoteDefaults: { taxRate: 21, validityDays: 30 },
     }),

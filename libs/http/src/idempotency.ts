@@ -84,7 +84,14 @@ const CLAIM_POLL_MS = 25;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotency?: { scope: string; key: string; bodyHash: string; release: () => Promise<void> };
+    idempotency?: {
+      scope: string;
+      key: string;
+      bodyHash: string;
+      release: () => Promise<void>;
+      /** where the answer may show a secret the kept answer leaves out (KeptWithoutSecret) */
+      keptWithout?: readonly string[];
+    };
   }
 }
 
@@ -214,7 +221,8 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
       try {
         if (typeof payload === 'string' && isKept(reply.statusCode, payload)) {
           const etag = reply.getHeader('etag');
-          await store.put(pending.scope, pending.key, { bodyHash: pending.bodyHash, status: reply.statusCode, body: payload, ...(typeof etag === 'string' ? { etag } : {}), expiresAt: now() + TTL_MS });
+          const body = pending.keptWithout ? withoutMember(payload, pending.keptWithout) : payload;
+          await store.put(pending.scope, pending.key, { bodyHash: pending.bodyHash, status: reply.statusCode, body, ...(typeof etag === 'string' ? { etag } : {}), expiresAt: now() + TTL_MS });
         }
       } catch (error) {
         // The request's outcome stands (a write is made): answering 500 instead would invite the
@@ -242,13 +250,38 @@ type RouteGuard = Type<CanActivate> | CanActivate;
 const SHOWS_SECRET_ONCE = 'idempotency:showsSecretOnce';
 
 /**
- * The route answers with a secret that is shown exactly once (an API key, a signing secret:
- * api-v1 Authentication 2, decisions §2 and §4). Its answer is never stored under an
- * Idempotency-Key, which would keep the secret in clear text for 24 h and show it again: the
- * header is checked as on every POST (1 to 255 characters) and then ignored, and a retry creates
- * another key or secret.
+ * The route answers with a secret that is of no use without it (the customer token of a new
+ * configuration session). Its answer is never stored under an Idempotency-Key, which would keep
+ * the secret in clear text for 24 h and show it again, and an answer without it would be useless:
+ * the header is checked as on every POST (1 to 255 characters) and then ignored, and a retry
+ * makes another. Routes whose answer is of use without the secret use KeptWithoutSecret.
  */
 export const ShowsSecretOnce = () => SetMetadata(SHOWS_SECRET_ONCE, true);
+
+const KEPT_WITHOUT_SECRET = 'idempotency:keptWithoutSecret';
+
+/**
+ * The answer may show, at `path`, a secret that is shown exactly once (an API key, a signing
+ * secret: api-v1 Authentication 2, decisions §2 and §4). The answer is kept and replayed like any
+ * other (a retry makes no second key, rotation or organization), but the kept answer leaves the
+ * secret out: the store never holds it, and a replay shows the rest and never the secret.
+ */
+export const KeptWithoutSecret = (path: readonly string[]) => SetMetadata(KEPT_WITHOUT_SECRET, path);
+
+/** The serialized answer without the member at `path`; as it is when it is not a JSON object. */
+function withoutMember(payload: string, path: readonly string[]): string {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(payload);
+  } catch {
+    return payload;
+  }
+  let parent = answer;
+  for (const name of path.slice(0, -1)) parent = typeof parent === 'object' && parent !== null ? (parent as Record<string, unknown>)[name] : undefined;
+  if (typeof parent !== 'object' || parent === null) return payload;
+  delete (parent as Record<string, unknown>)[path.at(-1)!];
+  return JSON.stringify(answer);
+}
 
 /**
  * The key step of a POST, run once the request is authenticated and authorized: a caller that may
@@ -291,7 +324,11 @@ export class IdempotencyGuard implements CanActivate {
     // A secret shown once is never stored: the header is checked like everywhere, then ignored.
     if (Reflect.getMetadata(SHOWS_SECRET_ONCE, context.getHandler()) === true) {
       if (validKey(request, reply) !== null) return true;
-    } else if (!(await this.replayOrClaim(request, reply))) return true;
+    } else if (!(await this.replayOrClaim(request, reply))) {
+      const keptWithout = Reflect.getMetadata(KEPT_WITHOUT_SECRET, context.getHandler()) as readonly string[] | undefined;
+      if (keptWithout) request.idempotency!.keptWithout = keptWithout;
+      return true;
+    }
     // Answered (a replay, a refused key): the handler must not run, and Nest must not answer
     // after it. A promise that never settles stops the request here; nothing holds it once the
     // request is over, so it is collected with it.

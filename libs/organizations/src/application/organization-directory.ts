@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { withoutBookkeeping } from '@lib/event-sourcing';
 import { ReadStore } from '@lib/read-store';
 import { NotFound } from '@lib/shared';
+import { knownSettings } from '../domain/organization.decider';
 import { ORGANIZATIONS, type OrganizationDocument } from '../projections/organizations.projection';
 
 export type OrganizationView = OrganizationDocument;
@@ -54,6 +55,6 @@ export function toAdminOrganization(org: OrganizationView) {
     ...toPublicOrganization(org),
     createdAt: org.createdAt,
     updatedAt: org.updatedAt,
-    settings: { ...org.settings, signingSecretConfigured: org.hasSigningSecret },
+    settings: { ...knownSettings(org.settings), signingSecretConfigured: org.hasSigningSecret },
   };
 }

@@ -4,7 +4,9 @@ import { EventStore, SqliteEventStore } from '@lib/event-store';
 import { Clock, IdGenerator, ManualClock, RandomIdGenerator } from '@lib/shared';
 import { SlugTaken } from '../domain/organization.errors';
 import { ORGANIZATION_STREAM, type OrganizationEvent, type OrganizationProfile } from '../domain/organization.events';
-import { CreateOrganization, CreateOrganizationHandler } from './organization.commands';
+import { randomBytes } from 'node:crypto';
+import { CreateOrganization, CreateOrganizationHandler, type CreatedOrganization } from './organization.commands';
+import { SigningSecretSeal } from './signing-secret-seal';
 
 describe('CreateOrganization (embedded event store)', () => {
   let events: SqliteEventStore;
@@ -19,6 +21,7 @@ describe('CreateOrganization (embedded event store)', () => {
         { provide: EventStore, useValue: events },
         { provide: IdGenerator, useValue: new RandomIdGenerator() },
         { provide: Clock, useValue: new ManualClock() },
+        { provide: SigningSecretSeal, useValue: new SigningSecretSeal(randomBytes(32)) },
       ],
     }).compile();
     return module.get(CreateOrganizationHandler);
@@ -59,7 +62,7 @@ describe('CreateOrganization (embedded event store)', () => {
     failNextOrganizationAppend();
     await expect(create.execute(new CreateOrganization(profile('Kozijn')))).rejects.toThrow('SQLITE_BUSY');
 
-    const organizationId = await create.execute(new CreateOrganization(profile('Kozijn BV')));
+    const { organizationId } = await create.execute(new CreateOrganization(profile('Kozijn BV')));
 
     expect(await organizationsWithSlug('kozijn-bv')).toEqual([expect.objectContaining({ organizationId, profile: profile('Kozijn BV') })]);
     await expect(create.execute(new CreateOrganization(profile('Other')))).rejects.toBeInstanceOf(SlugTaken);
@@ -84,12 +87,12 @@ describe('CreateOrganization (embedded event store)', () => {
     expect(results.map((result) => (result.status === 'rejected' ? result.reason : null)).filter(Boolean)).toEqual([expect.any(SlugTaken)]);
     const created = await organizationsWithSlug('kozijn-bv');
     expect(created).toHaveLength(1);
-    expect(results).toContainEqual({ status: 'fulfilled', value: created[0].organizationId });
+    expect(results).toContainEqual({ status: 'fulfilled', value: expect.objectContaining({ organizationId: created[0].organizationId }) });
   });
 
   it('given a creation still between its claim and its organization, when a retry takes the claim over, then the first is told the slug is taken', async () => {
     const [slow, retry] = [await handler(), await handler()];
-    let retried: Promise<string> | undefined;
+    let retried: Promise<CreatedOrganization> | undefined;
     // The slow request's organization append waits until the retry has finished; then it reaches the store (as itself, not as a failure).
     const append = events.appendToStream.bind(events);
     let paused = false;
@@ -104,7 +107,7 @@ describe('CreateOrganization (embedded event store)', () => {
 
     await expect(slow.execute(new CreateOrganization(profile('Slow')))).rejects.toBeInstanceOf(SlugTaken);
 
-    const organizationId = await retried!;
+    const { organizationId } = await retried!;
     expect(await organizationsWithSlug('kozijn-bv')).toEqual([expect.objectContaining({ organizationId, profile: profile('Retry') })]);
   });
 });

@@ -7,6 +7,7 @@ import { SlugTaken } from '../domain/organization.errors';
 import { organizationStream, slugStream, type OrganizationProfile, type OrganizationSlugClaimed, type OrganizationSettings, type OrganizationSettingsPatch } from '../domain/organization.events';
 import { generateApiKey, hashApiKey } from './api-keys';
 import { SigningSecretSeal } from './signing-secret-seal';
+import type { OrganizationView } from './organization-directory';
 import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
 
 export const DEFAULT_SETTINGS: OrganizationSettings = {
@@ -28,6 +29,14 @@ export class CreateOrganization {
   constructor(readonly profile: OrganizationProfile, readonly settings?: OrganizationSettingsPatch) {}
 }
 
+export interface CreatedOrganization {
+  organizationId: string;
+  /** the signing secret the creation minted (`whsec_…`, settings with a webhook URL or live pricing), to be shown this once; null when it minted none */
+  mintedSigningSecret: string | null;
+  /** the organization as created, for an answer that must not wait for the read side (it shows a minted secret) */
+  created: OrganizationView;
+}
+
 /**
  * A slug is claimed in its own stream, then the organization is created in another: there is no
  * transaction over both. When the creation fails after the claim (a store error, a crash), the
@@ -37,21 +46,24 @@ export class CreateOrganization {
  * slug is taken (docs/decisions/platform.md, Organizations).
  */
 @CommandHandler(CreateOrganization)
-export class CreateOrganizationHandler implements ICommandHandler<CreateOrganization, string> {
+export class CreateOrganizationHandler implements ICommandHandler<CreateOrganization, CreatedOrganization> {
   constructor(
     private readonly events: EventStore,
     private readonly readYourWrites: ReadYourWrites,
     private readonly ids: IdGenerator,
     private readonly clock: Clock,
+    private readonly seal: SigningSecretSeal,
   ) {}
 
-  async execute({ profile, settings }: CreateOrganization): Promise<string> {
+  async execute({ profile, settings: patch }: CreateOrganization): Promise<CreatedOrganization> {
     const at = this.clock.now();
     const organizationId = await this.claimSlug(profile.slug, this.ids.next('org'), at);
-    const created = organizationDecider.decide(
-      { type: 'createOrganization', organizationId, profile, settings: { ...DEFAULT_SETTINGS, ...settings, quoteDefaults: { ...DEFAULT_SETTINGS.quoteDefaults, ...settings?.quoteDefaults } }, at },
-      organizationDecider.initialState(),
-    );
+    const settings: OrganizationSettings = { ...DEFAULT_SETTINGS, ...patch, quoteDefaults: { ...DEFAULT_SETTINGS.quoteDefaults, ...patch?.quoteDefaults } };
+    // Minted on every creation in case the settings need a secret; only the events keep it, sealed.
+    const secretId = this.ids.next('whs');
+    const secret = newSigningSecret();
+    const mintedSecret = { secretId, sealedSecret: this.seal.seal(secret, { organizationId, secretId }) };
+    const created = organizationDecider.decide({ type: 'createOrganization', organizationId, profile, settings, mintedSecret, at }, organizationDecider.initialState());
     let position: number;
     try {
       ({ position } = await this.events.appendToStream(organizationStream(organizationId), created.map((event) => ({ ...event, metadata: ADMIN })), 'no_stream'));
@@ -61,8 +73,14 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
       if (error instanceof WrongExpectedRevisionError) throw new SlugTaken(profile.slug);
       throw error;
     }
-    await this.readYourWrites.waitFor(position);
-    return organizationId;
+    const minted = created.some((event) => event.type === 'organization.v2.signingSecretRotated');
+    if (minted) await readableOrShownAnyway(this.readYourWrites, position);
+    else await this.readYourWrites.waitFor(position);
+    return {
+      organizationId,
+      mintedSigningSecret: minted ? secret : null,
+      created: { id: organizationId, ...profile, settings, apiKeys: [], hasSigningSecret: minted, createdAt: at, updatedAt: at },
+    };
   }
 
   /** The id to create the organization under: a new claim's, or that of a claim whose organization was never created. */

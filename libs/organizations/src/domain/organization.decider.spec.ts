@@ -29,9 +29,22 @@ function when(given: OrganizationEvent[], command: OrganizationCommand): Organiz
 
 describe('organization decider', () => {
   it('creates an organization once', () => {
-    const command: OrganizationCommand = { type: 'createOrganization', organizationId: 'org_1', profile: created.data.profile as never, settings, at: AT };
+    const command: OrganizationCommand = { type: 'createOrganization', organizationId: 'org_1', profile: created.data.profile as never, settings, mintedSecret: minted, at: AT };
     expect(when([], command)).toEqual([created]);
     expect(() => when([created], command)).toThrow();
+  });
+
+  it.each([
+    ['live pricing', { externalPricingEnabled: true }],
+    ['a webhook URL', { webhookUrl: 'https://crm.example.com/hooks' }],
+    ['a pricing webhook URL', { pricingWebhookUrl: 'https://crm.example.com/pricing' }],
+  ])('mints the signing secret in the creation of an organization with %s', (_, change) => {
+    const withHooks = { ...settings, ...change };
+    const events = when([], { type: 'createOrganization', organizationId: 'org_1', profile: created.data.profile as never, settings: withHooks, mintedSecret: minted, at: AT });
+    expect(events).toEqual([
+      { ...created, data: { ...created.data, settings: withHooks } },
+      { type: 'organization.v2.signingSecretRotated', data: { organizationId: 'org_1', ...minted, previousValidUntil: AT, at: AT } },
+    ]);
   });
 
   it('records only the profile fields that change', () => {
@@ -59,6 +72,14 @@ describe('organization decider', () => {
     expect(events[1]).toEqual({ ...rotated, data: { ...rotated.data, previousValidUntil: AT + 1, at: AT + 1 } });
     expect(when([created, rotated], { type: 'updateOrganization', changes: {}, settings: change, mintedSecret: minted, at: AT + 1 }).map((e) => e.type)).toEqual([
       'organization.v1.settingsChanged',
+    ]);
+  });
+
+  it('leaves out keys no setting has, stored when an array passed as the settings, with the next settings change', () => {
+    const junk = { ...settings, 0: { webhookUrl: null }, quoteDefaults: { ...settings.quoteDefaults, 0: { taxRate: 5 } } } as unknown as OrganizationSettings;
+    const stored: OrganizationEvent = { type: 'organization.v1.settingsChanged', data: { organizationId: 'org_1', settings: junk, at: AT } };
+    expect(when([created, stored], { type: 'updateOrganization', changes: {}, settings: { pricingTimeoutMs: 5_000 }, mintedSecret: minted, at: AT + 1 })).toEqual([
+      { type: 'organization.v1.settingsChanged', data: { organizationId: 'org_1', settings: { ...settings, pricingTimeoutMs: 5_000 }, at: AT + 1 } },
     ]);
   });
 

@@ -20,18 +20,54 @@ export interface OrganizationState {
 }
 
 export type OrganizationCommand =
-  | { type: 'createOrganization'; organizationId: string; profile: OrganizationProfile; settings: OrganizationSettings; at: number }
+  | {
+      type: 'createOrganization';
+      organizationId: string;
+      profile: OrganizationProfile;
+      settings: OrganizationSettings;
+      /** minted and sealed by the caller in case the settings need a signing secret */
+      mintedSecret: MintedSecret;
+      at: number;
+    }
   | {
       type: 'updateOrganization';
       changes: Partial<Omit<OrganizationProfile, 'slug'>>;
       settings?: OrganizationSettingsPatch;
       /** minted and sealed by the caller in case the change needs a first signing secret */
-      mintedSecret: { secretId: string; sealedSecret: string };
+      mintedSecret: MintedSecret;
       at: number;
     }
   | { type: 'createApiKey'; keyId: string; name: string; readOnly: boolean; keyHash: string; keyPrefix: string; at: number }
   | { type: 'revokeApiKey'; keyId: string; at: number }
   | { type: 'rotateSigningSecret'; secretId: string; sealedSecret: string; at: number };
+
+/** A signing secret the caller minted and sealed, used only when the command needs a first one. */
+export interface MintedSecret {
+  secretId: string;
+  sealedSecret: string;
+}
+
+/**
+ * Webhooks are never sent unsigned: settings with a webhook URL or live pricing need a signing
+ * secret, and the command that gives an organization such settings first mints it.
+ */
+function needsSigningSecret(settings: OrganizationSettings): boolean {
+  return settings.externalPricingEnabled || settings.webhookUrl !== null || settings.pricingWebhookUrl !== null;
+}
+
+/**
+ * The settings without keys no setting has: until 2026-11-26 an array sent as `settings` or
+ * `quoteDefaults` was stored with its items as keys "0", "1", … (docs/decisions/platform.md,
+ * Validation); the next change of such an organization's settings leaves them out.
+ */
+export function knownSettings(settings: OrganizationSettings): OrganizationSettings {
+  const { webhookUrl, pricingWebhookUrl, externalPricingEnabled, pricingTimeoutMs, quoteDefaults } = settings;
+  return { webhookUrl, pricingWebhookUrl, externalPricingEnabled, pricingTimeoutMs, quoteDefaults: { taxRate: quoteDefaults.taxRate, validityDays: quoteDefaults.validityDays } };
+}
+
+function firstSecret(organizationId: string, minted: MintedSecret, at: number): OrganizationEvent {
+  return { type: 'organization.v2.signingSecretRotated', data: { organizationId, ...minted, previousValidUntil: at, at } };
+}
 
 const initialState = (): OrganizationState => ({
   exists: false,
@@ -51,7 +87,8 @@ function decide(command: OrganizationCommand, state: OrganizationState): Organiz
   switch (command.type) {
     case 'createOrganization': {
       if (state.exists) throw new ValidationFailed([{ path: 'id', message: 'organization already exists' }]);
-      return [{ type: 'organization.v1.created', data: { organizationId: command.organizationId, profile: command.profile, settings: command.settings, at: command.at } }];
+      const created: OrganizationEvent = { type: 'organization.v1.created', data: { organizationId: command.organizationId, profile: command.profile, settings: command.settings, at: command.at } };
+      return needsSigningSecret(command.settings) ? [created, firstSecret(command.organizationId, command.mintedSecret, command.at)] : [created];
     }
     case 'updateOrganization': {
       const org = existing(state);
@@ -64,22 +101,14 @@ function decide(command: OrganizationCommand, state: OrganizationState): Organiz
       }
       if (command.settings) {
         const current = org.settings!;
-        const next: OrganizationSettings = {
+        const next = knownSettings({
           ...current,
           ...Object.fromEntries(Object.entries(command.settings).filter(([, v]) => v !== undefined)),
           quoteDefaults: { ...current.quoteDefaults, ...(command.settings.quoteDefaults ?? {}) },
-        };
+        });
         if (JSON.stringify(next) !== JSON.stringify(current)) {
           events.push({ type: 'organization.v1.settingsChanged', data: { organizationId: org.organizationId, settings: next, at: command.at } });
-          // Webhooks are never sent unsigned: a first webhook URL or enabling live pricing mints
-          // the signing secret if the organization has none yet.
-          const needsSecret = next.externalPricingEnabled || next.webhookUrl !== null || next.pricingWebhookUrl !== null;
-          if (needsSecret && !org.hasSigningSecret) {
-            events.push({
-              type: 'organization.v2.signingSecretRotated',
-              data: { organizationId: org.organizationId, ...command.mintedSecret, previousValidUntil: command.at, at: command.at },
-            });
-          }
+          if (needsSigningSecret(next) && !org.hasSigningSecret) events.push(firstSecret(org.organizationId, command.mintedSecret, command.at));
         }
       }
       return events;

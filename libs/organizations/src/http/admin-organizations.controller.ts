@@ -1,12 +1,20 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminGuard, ApiErrors, decodeCursor, encodeCursor, pageLimit, PageQuery, ShowsSecretOnce } from '@lib/http';
+import { AdminGuard, ApiErrors, decodeCursor, encodeCursor, KeptWithoutSecret, NoBody, pageLimit, PageQuery } from '@lib/http';
 import { APP_CONFIG, stripHtml, ValidationFailed, type AppConfig } from '@lib/shared';
 import { assertWebhookUrlsAllowed } from '@lib/webhooks/transport/webhook-url-policy';
-import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type CreatedApiKey, type UpdatedOrganization } from '../application/organization.commands';
+import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type CreatedApiKey, type CreatedOrganization, type UpdatedOrganization } from '../application/organization.commands';
 import { OrganizationDirectory, toAdminOrganization } from '../application/organization-directory';
 import { AdminOrganizationResponse, ApiKeyListResponse, CreateApiKeyDto, CreateOrganizationDto, SigningSecretResponse, UpdatedOrganizationResponse, UpdateOrganizationDto } from './organization.dto';
+
+/** Where an answer shows the signing secret it minted. */
+const SHOWN_SECRET = ['settings', 'signingSecret'];
+
+/** Shown in the answer of the write that minted it only: the events keep it sealed, and no other answer has it (api-v1 Authentication 6). */
+function withMintedSecret(organization: ReturnType<typeof toAdminOrganization>, mintedSigningSecret: string | null) {
+  return mintedSigningSecret === null ? organization : { ...organization, settings: { ...organization.settings, signingSecret: mintedSigningSecret } };
+}
 
 /** The cursor tag of the API-key list. */
 const API_KEYS = 'api-keys';
@@ -26,11 +34,17 @@ export class AdminOrganizationsController {
   ) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create an organization' })
-  @ApiCreatedResponse({ type: AdminOrganizationResponse })
+  @KeptWithoutSecret(SHOWN_SECRET)
+  @ApiOperation({
+    summary: 'Create an organization',
+    description:
+      'Settings with live pricing (`externalPricingEnabled`) or a webhook URL mint the webhook signing secret: this answer then shows it, once, as `settings.signingSecret`. ' +
+      'An answer replayed under the same `Idempotency-Key` leaves it out.',
+  })
+  @ApiCreatedResponse({ type: UpdatedOrganizationResponse })
   async create(@Body() body: CreateOrganizationDto) {
     await assertWebhookUrlsAllowed(body.settings, { allowPrivateNetworks: this.config.webhookAllowPrivateNetworks });
-    const id = await this.commands.execute<CreateOrganization, string>(
+    const { organizationId, mintedSigningSecret, created } = await this.commands.execute<CreateOrganization, CreatedOrganization>(
       new CreateOrganization(
         {
           name: stripHtml(body.name),
@@ -43,7 +57,8 @@ export class AdminOrganizationsController {
         body.settings,
       ),
     );
-    return toAdminOrganization(await this.directory.get(id));
+    // A minted secret is shown even when the read side lags: this answer is the only one that has it.
+    return withMintedSecret(toAdminOrganization((await this.directory.find(organizationId)) ?? created), mintedSigningSecret);
   }
 
   @Get(':orgId')
@@ -69,19 +84,22 @@ export class AdminOrganizationsController {
     const { settings, ...changes } = body;
     if (changes.name !== undefined) changes.name = stripHtml(changes.name);
     const { mintedSigningSecret } = await this.commands.execute<UpdateOrganization, UpdatedOrganization>(new UpdateOrganization(orgId, changes, settings));
-    const organization = toAdminOrganization(await this.directory.get(orgId));
-    // Shown in this answer only: the events keep it sealed, and no other answer has it (api-v1 Authentication 6).
-    return mintedSigningSecret === null ? organization : { ...organization, settings: { ...organization.settings, signingSecret: mintedSigningSecret } };
+    return withMintedSecret(toAdminOrganization(await this.directory.get(orgId)), mintedSigningSecret);
   }
 
   @Post(':orgId/api-keys')
-  @ShowsSecretOnce()
-  @ApiOperation({ summary: 'Create an API key; the key is shown only in this response', description: 'Organizations on plan `free` or `essential` cannot have API keys (403 `forbidden_plan`).' })
+  @KeptWithoutSecret(['key'])
+  @ApiOperation({
+    summary: 'Create an API key; the key is shown only in this response',
+    description:
+      'Organizations on plan `free` or `essential` cannot have API keys (403 `forbidden_plan`). ' +
+      'A retry with the same `Idempotency-Key` creates no second key: it gets this answer without `key` (revoke that key and create another if the first answer was lost).',
+  })
   @ApiCreatedResponse({
-    description: '`key` is shown only in this response',
+    description: '`key` is shown only in this response; it is absent from the replay under the same `Idempotency-Key`',
     schema: {
       type: 'object',
-      required: ['id', 'name', 'readOnly', 'key', 'createdAt'],
+      required: ['id', 'name', 'readOnly', 'createdAt'],
       properties: { id: { type: 'string' }, name: { type: 'string' }, readOnly: { type: 'boolean' }, key: { type: 'string' }, createdAt: { type: 'integer', description: 'Unix ms' } },
     },
   })
@@ -115,10 +133,13 @@ export class AdminOrganizationsController {
   }
 
   @Post(':orgId/signing-secret')
-  @ShowsSecretOnce()
-  @ApiOperation({ summary: 'Create or rotate the webhook signing secret; the previous one keeps signing for 24 h' })
+  @KeptWithoutSecret(['secret'])
+  @ApiOperation({
+    summary: 'Create or rotate the webhook signing secret; the previous one keeps signing for 24 h',
+    description: 'A retry with the same `Idempotency-Key` rotates no second time: it gets this answer without `secret` (rotate again, without the key, if the first answer was lost).',
+  })
   @ApiCreatedResponse({ type: SigningSecretResponse })
-  async rotateSigningSecret(@Param('orgId') orgId: string): Promise<{ secret: string }> {
+  async rotateSigningSecret(@Param('orgId') orgId: string, @NoBody() _body: undefined): Promise<{ secret: string }> {
     await this.directory.get(orgId);
     return this.commands.execute(new RotateSigningSecret(orgId));
   }

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  IsBoolean, IsIn, IsNotIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
+  IsBoolean, IsIn, IsNotIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
 } from 'class-validator';
 import { IfPresent, IsCurrencyCode, TaxRate } from '@lib/http';
 
@@ -39,7 +39,7 @@ export class OrganizationSettingsDto {
   pricingTimeoutMs?: number;
 
   @ApiPropertyOptional({ type: QuoteDefaultsDto })
-  @IfPresent() @ValidateNested() @Type(() => QuoteDefaultsDto)
+  @IfPresent() @IsObject() @ValidateNested() @Type(() => QuoteDefaultsDto)
   quoteDefaults?: QuoteDefaultsDto;
 }
 
@@ -65,7 +65,7 @@ export class CreateOrganizationDto {
   plan?: (typeof PLANS)[number];
 
   @ApiPropertyOptional({ type: OrganizationSettingsDto })
-  @IfPresent() @ValidateNested() @Type(() => OrganizationSettingsDto)
+  @IfPresent() @IsObject() @ValidateNested() @Type(() => OrganizationSettingsDto)
   settings?: OrganizationSettingsDto;
 }
 
@@ -86,7 +86,7 @@ export class UpdateOrganizationDto {
   plan?: (typeof PLANS)[number];
 
   @ApiPropertyOptional({ type: OrganizationSettingsDto })
-  @IfPresent() @ValidateNested() @Type(() => OrganizationSettingsDto)
+  @IfPresent() @IsObject() @ValidateNested() @Type(() => OrganizationSettingsDto)
   settings?: OrganizationSettingsDto;
 }
 
@@ -136,13 +136,13 @@ export class AdminOrganizationResponse extends OrganizationResponse {
 export class UpdatedOrganizationSettingsResponse extends OrganizationSettingsResponse {
   @ApiPropertyOptional({
     description:
-      '`whsec_…`: the webhook signing secret this change minted (enabling `externalPricingEnabled`, or a first webhook URL, when the organization had no secret). ' +
-      'Present only in the answer of the change that minted it and shown nowhere else, never by GET: keep it now, or rotate with `POST …/signing-secret` to get another.',
+      '`whsec_…`: the webhook signing secret this write minted (a creation with live pricing or a webhook URL; a change enabling `externalPricingEnabled`, or setting a first webhook URL, when the organization had no secret). ' +
+      'Present only in the answer of the write that minted it and shown nowhere else, never by GET nor in a replay under the same `Idempotency-Key`: keep it now, or rotate with `POST …/signing-secret` to get another.',
   })
   signingSecret?: string;
 }
 
-/** The answer of PATCH: the organization, and the signing secret when the change minted one. */
+/** The answer of POST and PATCH: the organization, and the signing secret when the write minted one. */
 export class UpdatedOrganizationResponse extends AdminOrganizationResponse {
   @ApiProperty({ type: UpdatedOrganizationSettingsResponse }) override settings: UpdatedOrganizationSettingsResponse;
 }
@@ -161,5 +161,5 @@ export class ApiKeyListResponse {
 }
 
 export class SigningSecretResponse {
-  @ApiProperty({ description: '`whsec_…`, shown only in this response' }) secret: string;
+  @ApiPropertyOptional({ description: '`whsec_…`, shown only in this response; absent from its replay under the same `Idempotency-Key`' }) secret?: string;
 }
