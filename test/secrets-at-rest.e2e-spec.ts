@@ -262,6 +262,7 @@ describe('a signing-secret key replaced by another, the old one kept in SIGNING_
   });
 
   it('keeps signing with a secret sealed under the key generated into DATA_DIR once SIGNING_SECRET_KEY replaces it, without listing it', async () => {
+    await app?.close();
     const generatedDir = mkdtempSync(join(tmpdir(), 'replaced-generated-key-'));
     try {
       app = await TestApp.start(ENV, generatedDir);
