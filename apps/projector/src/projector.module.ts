@@ -1,5 +1,5 @@
 import { Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { checkpointName, liveProjections, POINTER_REFRESH_MS, ReadYourWrites, startProjections, type RunningProjections } from '@lib/event-sourcing';
+import { checkpointName, liveProjections, POINTER_REFRESH_MS, ReadYourWrites, readsSeeProgressOf, startProjections, type RunningProjections } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { ReadStore } from '@lib/read-store';
 import { ProjectionRegistry } from '@lib/runtime';
@@ -42,9 +42,10 @@ export class ProjectorModule implements OnApplicationBootstrap, OnApplicationShu
     const key = projections.map(checkpointName).join(',');
     if (key === this.runningKey) return;
     await this.running?.stop();
-    this.running = await startProjections(this.events, this.reads, projections, (projection, position) =>
-      this.readYourWrites.report(projection.name, position),
-    );
+    this.running = await startProjections(this.events, this.reads, projections, (projection, position) => {
+      // Until it follows a switch, the generation it runs is behind what reads are served from.
+      if (readsSeeProgressOf(this.reads, projection)) this.readYourWrites.report(projection.name, position);
+    });
     this.runningKey = key;
     this.logger.log(`running ${projections.length} projections: ${projections.map((p) => `${p.name}@v${p.version}${p.generation ? `g${p.generation}` : ''}`).join(', ')}`);
   }

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteReadStore } from '@lib/read-store';
 import { describeReadStoreContract } from '@lib/read-store/testing/read-store.contract';
-import { ActiveProjectionReadStore, PROJECTION_POINTERS, type ProjectionPointer } from './active-projections';
+import { ActiveProjectionReadStore, MAX_HOLD_MS, PROJECTION_POINTERS, readsSeeProgressOf, type ProjectionPointer } from './active-projections';
+import { atGeneration, type Projection } from './projection';
 
 // Names no pointer maps go to the engine as they are: the wrapper is a ReadStore like any other.
 describeReadStoreContract('ActiveProjectionReadStore over SqliteReadStore', async () => {
@@ -13,6 +14,7 @@ describeReadStoreContract('ActiveProjectionReadStore over SqliteReadStore', asyn
 
 describe('ActiveProjectionReadStore', () => {
   const pointer: ProjectionPointer = { id: 'things@v3', name: 'things', version: 3, generation: 2, collections: ['things'], switchedAt: 0 };
+  const projection = { name: 'things', version: 3, collections: { things: [] } } as unknown as Projection;
 
   it('serves every read and write of a generation-0 name from the generation its pointer names', async () => {
     const engine = new SqliteReadStore({ file: ':memory:' });
@@ -46,6 +48,57 @@ describe('ActiveProjectionReadStore', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(await store.get('things_v3', 'x')).toMatchObject({ generation: 2 });
     await store.close();
+  });
+
+  describe('after a switch, with the writes this process confirmed', () => {
+    const switched = (generation: number): ProjectionPointer => ({ ...pointer, generation });
+    let engine: SqliteReadStore;
+    let store: ActiveProjectionReadStore;
+    let confirmed: number;
+    /** A projector applying the write at `position` to a generation, as one transaction with its checkpoint. */
+    const apply = (generation: number, position: number, notes: string) =>
+      engine.upsert([{ collection: generation ? `things_v3_g${generation}` : 'things_v3', document: { id: 'q', notes } }], { name: generation ? `projection:things:v3:g${generation}` : 'projection:things:v3', position });
+
+    beforeEach(async () => {
+      engine = new SqliteReadStore({ file: ':memory:' });
+      store = new ActiveProjectionReadStore(engine, 1_000);
+      store.followConfirmedWrites(() => confirmed);
+      await apply(0, 10, 'ten');
+      confirmed = 10;
+      expect(await store.get('things_v3', 'q')).toMatchObject({ notes: 'ten' });
+    });
+    afterEach(() => store.close());
+
+    it('keeps serving the old generation while the new one lacks a confirmed write, and follows once it has it', async () => {
+      await apply(1, 10, 'ten');
+      await engine.upsert([{ collection: PROJECTION_POINTERS, document: switched(1) }]);
+      // The projector, still on the old generation, applies and confirms a write.
+      await apply(0, 11, 'eleven');
+      confirmed = 11;
+      await new Promise((resolve) => setTimeout(resolve, 1_050));
+      expect(await store.get('things_v3', 'q')).toMatchObject({ notes: 'eleven' });
+      expect(store.servedGeneration(pointer)).toBe(0);
+      expect((await store.activePointers()).get(pointer.id)?.generation).toBe(1);
+
+      // The new generation gets it (the projector followed, or the rebuild applied it): the next read follows at once.
+      await apply(1, 12, 'twelve');
+      confirmed = 12;
+      expect(await store.get('things_v3', 'q')).toMatchObject({ notes: 'twelve' });
+      expect(store.servedGeneration(pointer)).toBe(1);
+      expect(readsSeeProgressOf(store, atGeneration(projection, 0))).toBe(false);
+      expect(readsSeeProgressOf(store, atGeneration(projection, 1))).toBe(true);
+    });
+
+    it('follows a new generation that stays behind after MAX_HOLD_MS, before a rebuild drops the old one', async () => {
+      await engine.upsert([{ collection: PROJECTION_POINTERS, document: switched(1) }]);
+      confirmed = 11;
+      await new Promise((resolve) => setTimeout(resolve, 1_050));
+      expect(store.servedGeneration(pointer)).toBe(0);
+      await store.get('things_v3', 'q');
+      await new Promise((resolve) => setTimeout(resolve, MAX_HOLD_MS));
+      await store.get('things_v3', 'q');
+      expect(store.servedGeneration(pointer)).toBe(1);
+    });
   });
 
   describe('change tokens', () => {

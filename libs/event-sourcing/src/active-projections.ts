@@ -1,5 +1,5 @@
 import { ReadStore, type FindOptions, type FindResult, type Filter, type GuardedUpsert, type IndexSpec, type ReadDocument } from '@lib/read-store';
-import { atGeneration, collectionName, type Projection } from './projection';
+import { atGeneration, checkpointName, collectionName, type Projection } from './projection';
 
 /** The read store's own collection of active-generation pointers, one document per projection. */
 export const PROJECTION_POINTERS = 'projection_pointers';
@@ -46,6 +46,18 @@ export function pointerTo(projection: Projection, switchedAt: number): Projectio
 
 /** How long a read side trusts the pointers it read: the longest a gateway keeps reading a generation after a switch. */
 export const POINTER_REFRESH_MS = 250;
+/** How often a held switch is looked at again. */
+const HOLD_RECHECK_MS = 20;
+/** The longest reads stay on the generation before a switch: well within a rebuild's default grace period (2 s). */
+export const MAX_HOLD_MS = 1_000;
+
+/** A switch reads have not followed yet: its new generation, since when, and the writes confirmed when it was last looked at. */
+interface Hold {
+  name: string;
+  generation: number;
+  since: number;
+  confirmed: number;
+}
 
 /**
  * The read store every process uses: readers keep naming the generation-0 collections
@@ -56,12 +68,19 @@ export const POINTER_REFRESH_MS = 250;
 export class ActiveProjectionReadStore extends ReadStore {
   private names = new Map<string, string>();
   private pointers = new Map<string, ProjectionPointer>();
+  /** the generation reads are served from, per pointer id: the pointer's, or the one before while a switch is held */
+  private served = new Map<string, number>();
+  /** switches held back until the new generation has every write confirmed so far, per pointer id */
+  private readonly holds = new Map<string, Hold>();
+  private loadedOnce = false;
   private loadedAt = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | null = null;
   /** The engine's change token of the pointers' collection, taken before the pointers in use were read. */
   private pointersToken: string | null = null;
   /** The last token given per physical collection, with the engine's token it was made from. */
   private readonly tokens = new Map<string, { engineToken: string; token: string }>();
+  /** how far writes were confirmed to the clients of this process, per projection name (ReadYourWrites) */
+  private confirmed: (projection: string) => number = () => 0;
 
   constructor(
     /** the adapter itself, named by physical collection names (what a rebuild writes and drops) */
@@ -71,29 +90,49 @@ export class ActiveProjectionReadStore extends ReadStore {
     super();
   }
 
-  /** The pointers as of at most `refreshMs` ago. */
+  /**
+   * Reads follow a switch only once the new generation has applied every write this process
+   * confirmed (ReadYourWrites' progress): after a switch the projector runs the old generation
+   * for up to a pointer refresh, and the writes it confirms there must not vanish from the next
+   * read (found by a review, 2026-11-26).
+   */
+  followConfirmedWrites(confirmed: (projection: string) => number): void {
+    this.confirmed = confirmed;
+  }
+
+  /** The pointers as of at most `refreshMs` ago: where the projections live, whether reads have followed yet or not. */
   async activePointers(): Promise<Map<string, ProjectionPointer>> {
     if (performance.now() - this.loadedAt >= this.refreshMs) await this.reload();
     return this.pointers;
+  }
+
+  /** The generation of the projection that reads are served from now (as last loaded). */
+  servedGeneration(projection: Pick<Projection, 'name' | 'version'>): number {
+    return this.served.get(pointerId(projection)) ?? 0;
   }
 
   private reload(): Promise<void> {
     // Taken before the read: a switch committed while the read runs makes it differ afterwards.
     const pointersToken = this.engine.changeToken(PROJECTION_POINTERS);
     this.loading ??= readPointers(this.engine)
-      .then((pointers) => {
+      .then(async (pointers) => {
+        const served = await this.generationsToServe(pointers);
         const names = new Map<string, string>();
         for (const pointer of pointers.values()) {
+          const generation = served.get(pointer.id) ?? 0;
           for (const collection of pointer.collections) {
-            names.set(collectionName({ version: pointer.version }, collection), collectionName(pointer, collection));
+            names.set(collectionName({ version: pointer.version }, collection), collectionName({ version: pointer.version, generation }, collection));
           }
         }
         this.pointers = pointers;
+        this.served = served;
         this.names = names;
+        this.loadedOnce = true;
         // Tokens of generations no longer live (dropped after a rebuild) are not asked for again.
         const live = new Set(names.values());
         for (const physical of this.tokens.keys()) if (!live.has(physical)) this.tokens.delete(physical);
-        this.loadedAt = performance.now();
+        // While a switch is held, the pointers are looked at again soon.
+        this.loadedAt = performance.now() - (this.holds.size > 0 ? Math.max(0, this.refreshMs - HOLD_RECHECK_MS) : 0);
         this.pointersToken = pointersToken;
       })
       .finally(() => {
@@ -102,8 +141,44 @@ export class ActiveProjectionReadStore extends ReadStore {
     return this.loading;
   }
 
+  /**
+   * Per pointer, the generation to serve: the pointer's, unless it has just moved and its new
+   * generation is behind the writes confirmed for the projection; then the generation served
+   * before, for at most MAX_HOLD_MS (well within a rebuild's default grace period of 2 s, after
+   * which the old generation is dropped).
+   */
+  private async generationsToServe(pointers: Map<string, ProjectionPointer>): Promise<Map<string, number>> {
+    const served = new Map<string, number>();
+    for (const pointer of pointers.values()) {
+      const before = this.loadedOnce ? (this.served.get(pointer.id) ?? 0) : pointer.generation;
+      if (before === pointer.generation) {
+        this.holds.delete(pointer.id);
+        served.set(pointer.id, pointer.generation);
+        continue;
+      }
+      const hold = this.holds.get(pointer.id);
+      const since = hold?.generation === pointer.generation ? hold.since : performance.now();
+      const confirmed = this.confirmed(pointer.name);
+      const reached = (await this.engine.getCheckpoint(checkpointName(pointer))) ?? 0;
+      if (reached >= confirmed || performance.now() - since >= MAX_HOLD_MS) {
+        this.holds.delete(pointer.id);
+        served.set(pointer.id, pointer.generation);
+      } else {
+        this.holds.set(pointer.id, { name: pointer.name, generation: pointer.generation, since, confirmed });
+        served.set(pointer.id, before);
+      }
+    }
+    return served;
+  }
+
+  /** Whether a write was confirmed since a held switch was last looked at: the new generation may have it now. */
+  private confirmedSinceHeld(): boolean {
+    for (const hold of this.holds.values()) if (this.confirmed(hold.name) > hold.confirmed) return true;
+    return false;
+  }
+
   private async resolve(collection: string): Promise<string> {
-    if (performance.now() - this.loadedAt >= this.refreshMs) await this.reload();
+    if (performance.now() - this.loadedAt >= this.refreshMs || (this.holds.size > 0 && this.confirmedSinceHeld())) await this.reload();
     return this.names.get(collection) ?? collection;
   }
 
@@ -174,6 +249,8 @@ export class ActiveProjectionReadStore extends ReadStore {
    */
   override changeToken(collection: string): string | null {
     if (performance.now() - this.loadedAt >= this.refreshMs && !this.pointersCurrent()) return null;
+    // A held switch the confirmed writes may have made due: the caller's read looks again.
+    if (this.holds.size > 0 && this.confirmedSinceHeld()) return null;
     const physical = this.names.get(collection) ?? collection;
     const token = this.engine.changeToken(physical);
     if (token === null) return null;
@@ -192,6 +269,15 @@ export class ActiveProjectionReadStore extends ReadStore {
 /** The physical store behind a read store (itself when it resolves no pointers). */
 export function engineOf(store: ReadStore): ReadStore {
   return store instanceof ActiveProjectionReadStore ? store.engine : store;
+}
+
+/**
+ * Whether the progress of this generation of the projection is what reads see: reads are served
+ * from it, or from an older one (a switch held until this one has the confirmed writes). After a
+ * switch, the projector's last moments on the old generation confirm nothing.
+ */
+export function readsSeeProgressOf(store: ReadStore, projection: Projection): boolean {
+  return !(store instanceof ActiveProjectionReadStore) || (projection.generation ?? 0) >= store.servedGeneration(projection);
 }
 
 /** The live generation of each projection, as the given read store resolves it. */

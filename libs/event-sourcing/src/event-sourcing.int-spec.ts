@@ -4,8 +4,8 @@ import { ConcurrentModification, Unavailable, WriteStoredNotYetVisible } from '@
 import { ActiveProjectionReadStore, PROJECTION_POINTERS, pointerTo } from './active-projections';
 import { AggregateRepository } from './aggregate-repository';
 import type { Decider } from './decider';
-import { atGeneration, collectionName, type Projection } from './projection';
-import { applyEvent, applyEvents, checkpointName, startProjection, startProjections } from './projection-runner';
+import { atGeneration, checkpointName, collectionName, type Projection } from './projection';
+import { applyEvent, applyEvents, startProjection, startProjections } from './projection-runner';
 import { ReadYourWrites } from './read-your-writes';
 
 type CounterEvent = EventData<'counter.v1.incremented', { id: string; by: number }>;

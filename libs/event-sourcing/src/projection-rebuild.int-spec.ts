@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { SqliteEventStore, type EventStore, type ReadAllOptions } from '@lib/event-store';
 import { type BulkWriter, type IndexSpec, ReadStore, SqliteReadStore } from '@lib/read-store';
 import { ActiveProjectionReadStore, readPointers } from './active-projections';
-import type { Projection } from './projection';
 import { rebuildProjections } from './projection-rebuild';
-import { applyEvents, checkpointName } from './projection-runner';
+import { checkpointName, type Projection } from './projection';
+import { applyEvents } from './projection-runner';
 
 /** Counts the events of each stream; version 2 also counts them twice, to tell the versions apart. */
 const counter = (version: number): Projection => ({

@@ -1,8 +1,8 @@
 import type { EventStore, RecordedEvent } from '@lib/event-store';
 import type { Checkpoint, GuardedUpsert, ReadStore } from '@lib/read-store';
 import { engineOf, liveGeneration, pointerId, pointerTo, PROJECTION_POINTERS, readPointers } from './active-projections';
-import { atGeneration, collectionName, type Projection } from './projection';
-import { checkpointName, ensureProjectionIndexes, matches, projectEvents, type ProjectionFailed, type UnstoredDocuments } from './projection-runner';
+import { atGeneration, checkpointName, collectionName, type Projection } from './projection';
+import { ensureProjectionIndexes, matches, projectEvents, type ProjectionFailed, type UnstoredDocuments } from './projection-runner';
 
 export interface RebuildProgress {
   /** global position the rebuild has applied up to */

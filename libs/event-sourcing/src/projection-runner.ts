@@ -2,16 +2,11 @@ import { Logger } from '@nestjs/common';
 import type { EventFilter, EventStore, RecordedEvent, Subscription } from '@lib/event-store';
 import type { GuardedUpsert, ReadDocument, ReadStore } from '@lib/read-store';
 import { engineOf } from './active-projections';
-import { collectionName, POSITION_FIELD, type Projection, type ProjectionContext } from './projection';
+import { checkpointName, collectionName, POSITION_FIELD, type Projection, type ProjectionContext } from './projection';
 import { upcast } from './upcasting';
 
 /** How soon the checkpoint follows events a projection skips (one write per burst, not per event). */
 const SKIPPED_CHECKPOINT_DELAY_MS = 20;
-
-export function checkpointName(projection: Pick<Projection, 'name' | 'version' | 'generation'>): string {
-  const base = `projection:${projection.name}:v${projection.version}`;
-  return projection.generation ? `${base}:g${projection.generation}` : base;
-}
 
 /** A projection handler threw. The writes of the events before the failing one are committed; none after. */
 export class ProjectionFailed extends Error {

@@ -45,6 +45,11 @@ export function collectionName(projection: Pick<Projection, 'version' | 'generat
   return projection.generation ? `${base}_g${projection.generation}` : base;
 }
 
+export function checkpointName(projection: Pick<Projection, 'name' | 'version' | 'generation'>): string {
+  const base = `projection:${projection.name}:v${projection.version}`;
+  return projection.generation ? `${base}:g${projection.generation}` : base;
+}
+
 /** The same projection writing to another generation of its collections, with its own checkpoint. */
 export function atGeneration(projection: Projection, generation: number): Projection {
   return Object.create(projection, { generation: { value: generation, enumerable: true } }) as Projection;

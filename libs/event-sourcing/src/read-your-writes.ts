@@ -28,6 +28,11 @@ export class ReadYourWrites {
     return [...this.progress.keys()];
   }
 
+  /** How far the projection's progress confirmed writes (0 before its first report). */
+  progressOf(name: string): number {
+    return this.progress.get(name) ?? 0;
+  }
+
   report(name: string, position: number): void {
     if ((this.progress.get(name) ?? -1) >= position) return;
     this.progress.set(name, position);

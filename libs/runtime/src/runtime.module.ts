@@ -4,7 +4,7 @@ import { AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { MessageBus } from '@lib/message-bus';
 import { ReadStore } from '@lib/read-store';
-import { APP_CONFIG, Clock, IdGenerator, RandomIdGenerator, SystemClock } from '@lib/shared';
+import { APP_CONFIG, Clock, IdGenerator, RandomIdGenerator, SystemClock, type AppConfig } from '@lib/shared';
 import { ProjectionRegistry } from './projection-registry';
 import { ReactorRegistry } from './reactor-registry';
 import { openEventStore, openMessageBus, openReadStore } from './stores';
@@ -26,8 +26,12 @@ import { openEventStore, openMessageBus, openReadStore } from './stores';
     },
     {
       provide: ReadStore,
-      inject: [APP_CONFIG],
-      useFactory: openReadStore,
+      inject: [APP_CONFIG, ReadYourWrites],
+      useFactory: async (config: AppConfig, readYourWrites: ReadYourWrites) => {
+        const store = await openReadStore(config);
+        store.followConfirmedWrites((projection) => readYourWrites.progressOf(projection));
+        return store;
+      },
     },
     {
       provide: MessageBus,
