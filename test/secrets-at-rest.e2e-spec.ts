@@ -23,6 +23,18 @@ function storedBytes(dir: string, include: (name: string) => boolean = () => tru
   return Buffer.concat(parts);
 }
 
+/** A logger of errors only, and the lines it wrote, for a test to read. */
+function capturedErrors() {
+  const written: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      written.push(chunk.toString());
+      done();
+    },
+  });
+  return { written, logger: createLogger({ level: 'error', name: 'test', destination }) };
+}
+
 /** Whether a delivery verifies with `secret` as a receiver checks it: X-Service-Signature by hand, and the Standard Webhooks headers with their library. */
 function verifiesWith(received: ReceivedWebhook, secret: string): { service: boolean; standard: boolean } {
   const parts = String(received.headers['x-service-signature']).split(',').map((part) => part.split('='));
@@ -158,7 +170,7 @@ describe('DATA_DIR as the product creates it', () => {
   }, 90_000);
 });
 
-describe('a signing secret sealed with another key than the outbox has', () => {
+describe('signing-secret keys: a secret sealed with another key than the outbox has, and a key replaced by another', () => {
   const ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '0,1000,1000,1000,1000,1000' };
   let receiver: WebhookReceiver;
   let dataDir: string;
@@ -183,14 +195,8 @@ describe('a signing secret sealed with another key than the outbox has', () => {
     await app.close();
 
     // The same DATA_DIR with another key: a process that was not given the key the secret was sealed with.
-    const written: string[] = [];
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        written.push(chunk.toString());
-        done();
-      },
-    });
-    app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: 'b'.repeat(40) }, dataDir, createLogger({ level: 'error', name: 'test', destination }));
+    const { written, logger } = capturedErrors();
+    app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: 'b'.repeat(40) }, dataDir, logger);
     await new QuoteFixtures(app).submission(org);
     const failing = async () => (await app!.request('GET', '/api/v1/events?type=submission.created', { token: org.apiKey })).body.data[0];
     for (let tries = 0; !((await failing())?.attempts >= 2) && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -207,79 +213,68 @@ describe('a signing secret sealed with another key than the outbox has', () => {
     expect(verifiesWith(delivered, rotated.body.secret)).toEqual({ service: true, standard: true });
     expect(verifiesWith(delivered, enabled.body.settings.signingSecret)).toEqual({ service: false, standard: false });
   });
-});
 
-describe('a signing-secret key replaced by another, the old one kept in SIGNING_SECRET_PREVIOUS_KEYS', () => {
-  const ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '0,1000,1000,1000,1000,1000' };
   const [keyA, keyB] = ['a'.repeat(40), 'b'.repeat(40)];
-  let receiver: WebhookReceiver;
-  let dataDir: string;
-  let app: TestApp | null = null;
-  beforeAll(async () => {
-    receiver = await WebhookReceiver.start();
-    dataDir = mkdtempSync(join(tmpdir(), 'replaced-key-'));
-  });
-  afterAll(async () => {
+
+  /** Runs `body` on a DATA_DIR of its own, after closing the app of the test before; closes its app and removes the directory afterwards. */
+  async function onOwnDataDir(prefix: string, body: (dir: string) => Promise<void>): Promise<void> {
     await app?.close();
-    await receiver.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+    app = null;
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    try {
+      await body(dir);
+    } finally {
+      await (app as TestApp | null)?.close();
+      app = null;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
 
   it('keeps signing with the secret minted under the old key, logs no error, and a rotation seals the next secret under the new key', async () => {
-    app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyA }, dataDir);
-    const f = new QuoteFixtures(app);
-    const org = await f.organization();
-    const path = '/replaced-key';
-    const isSubmission = (r: ReceivedWebhook) => r.path === path && r.headers['x-service-event'] === 'submission.created';
-    const enabled = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: receiver.url(path) } } });
-    const minted: string = enabled.body.settings.signingSecret;
-    expect(minted).toMatch(/^whsec_/);
-    await app.close();
+    await onOwnDataDir('replaced-key-', async (dataDir) => {
+      app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyA }, dataDir);
+      const f = new QuoteFixtures(app);
+      const org = await f.organization();
+      const path = '/replaced-key';
+      const isSubmission = (r: ReceivedWebhook) => r.path === path && r.headers['x-service-event'] === 'submission.created';
+      const enabled = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: receiver.url(path) } } });
+      const minted: string = enabled.body.settings.signingSecret;
+      expect(minted).toMatch(/^whsec_/);
+      await app.close();
 
-    // The operator replaces the key: B is current, A is listed as previous, on the same DATA_DIR.
-    const written: string[] = [];
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        written.push(chunk.toString());
-        done();
-      },
+      // The operator replaces the key: B is current, A is listed as previous, on the same DATA_DIR.
+      const { written, logger } = capturedErrors();
+      app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyB, SIGNING_SECRET_PREVIOUS_KEYS: keyA }, dataDir, logger);
+      await new QuoteFixtures(app).submission(org);
+      const [delivered] = await receiver.waitFor(isSubmission);
+      expect(verifiesWith(delivered, minted)).toEqual({ service: true, standard: true });
+      expect(written.join('').split('\n').filter((line) => line.includes('cannot be unsealed'))).toEqual([]);
+
+      // The rotation seals the new secret under B: it signs once A is dropped (the minted secret, sealed under A, then no longer does).
+      const rotated = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
+      expect(rotated.status).toBe(201);
+      await app.close();
+      app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyB }, dataDir);
+      await new QuoteFixtures(app).submission(org);
+      const after = (await receiver.waitFor(isSubmission, 2)).find((r) => r !== delivered)!;
+      expect(verifiesWith(after, rotated.body.secret)).toEqual({ service: true, standard: true });
+      expect(verifiesWith(after, minted)).toEqual({ service: false, standard: false });
     });
-    app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyB, SIGNING_SECRET_PREVIOUS_KEYS: keyA }, dataDir, createLogger({ level: 'error', name: 'test', destination }));
-    await new QuoteFixtures(app).submission(org);
-    const [delivered] = await receiver.waitFor(isSubmission);
-    expect(verifiesWith(delivered, minted)).toEqual({ service: true, standard: true });
-    expect(written.join('').split('\n').filter((line) => line.includes('cannot be unsealed'))).toEqual([]);
-
-    // The rotation seals the new secret under B: it signs once A is dropped (the minted secret, sealed under A, then no longer does).
-    const rotated = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/signing-secret`, { token: ADMIN_TOKEN });
-    expect(rotated.status).toBe(201);
-    await app.close();
-    app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyB }, dataDir);
-    await new QuoteFixtures(app).submission(org);
-    const after = (await receiver.waitFor(isSubmission, 2)).find((r) => r !== delivered)!;
-    expect(verifiesWith(after, rotated.body.secret)).toEqual({ service: true, standard: true });
-    expect(verifiesWith(after, minted)).toEqual({ service: false, standard: false });
   });
 
   it('keeps signing with a secret sealed under the key generated into DATA_DIR once SIGNING_SECRET_KEY replaces it, without listing it', async () => {
-    await app?.close();
-    const generatedDir = mkdtempSync(join(tmpdir(), 'replaced-generated-key-'));
-    try {
-      app = await TestApp.start(ENV, generatedDir);
+    await onOwnDataDir('replaced-generated-key-', async (dataDir) => {
+      app = await TestApp.start(ENV, dataDir);
       const org = await new QuoteFixtures(app).organization();
       const path = '/replaced-generated-key';
       const enabled = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: receiver.url(path) } } });
       const minted: string = enabled.body.settings.signingSecret;
       await app.close();
 
-      app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyB }, generatedDir);
+      app = await TestApp.start({ ...ENV, SIGNING_SECRET_KEY: keyB }, dataDir);
       await new QuoteFixtures(app).submission(org);
       const [delivered] = await receiver.waitFor((r) => r.path === path && r.headers['x-service-event'] === 'submission.created');
       expect(verifiesWith(delivered, minted)).toEqual({ service: true, standard: true });
-    } finally {
-      await app?.close();
-      app = null;
-      rmSync(generatedDir, { recursive: true, force: true });
-    }
+    });
   });
 });
