@@ -9,6 +9,7 @@ import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
 import { OrganizationDirectory } from '@lib/organizations';
 import { QUOTE_NUMBER_STREAM } from '@lib/quotes';
 import { exampleConfigurationInput } from '@lib/templates/domain/example.fixture';
+import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
 import { QuoteFixtures, type Org } from './quotes-fixtures';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
@@ -149,6 +150,31 @@ describe('Idempotency-Key: authorization and retries', () => {
     expect([made.status, made.body]).toEqual([201, { quoteId: expect.any(String) }]);
     const next = await f.quote(org, made.body.quoteId);
     expect(Number(next.quoteNumber.slice(-6))).toBe(Number(quotes.body.data[0].quoteNumber.slice(-6)) + 1);
+  });
+
+  it.each([
+    ['a template', () => ({ path: `/admin/v1/organizations/${org.organizationId}/templates`, token: ADMIN_TOKEN, body: DEMO_TEMPLATE }), 'templateId', (id: string) => `/api/v1/templates/${id}`],
+    ['a lead', () => ({ path: `/storefront/v1/${org.slug}/leads`, token: undefined, body: { name: 'Ada', email: 'ada@example.com', message: 'Six windows.' } }), 'leadId', (id: string) => `/api/v1/leads/${id}`],
+    ['an organization', () => ({ path: '/admin/v1/organizations', token: ADMIN_TOKEN, body: { name: 'Lagging BV', slug: 'lagging-bv' } }), 'organizationId', (id: string) => `/admin/v1/organizations/${id}`],
+  ])('names %s stored while the read side lags in its 503, and that one is there once it caught up', async (_, made, field, readPath) => {
+    // The wait for the read side after the write runs out, as when the projector lags.
+    const lagging = jest.spyOn(app.get(ReadYourWrites), 'waitFor').mockRejectedValueOnce(new WriteStoredNotYetVisible());
+    const { path, token, body } = made();
+    let stored;
+    try {
+      stored = await app.request('POST', path, { token, body, headers: { 'idempotency-key': `lagging-${field}` } });
+    } finally {
+      lagging.mockRestore();
+    }
+    expect([stored.status, stored.body.error?.details]).toEqual([503, { writeStored: true, [field]: expect.any(String) }]);
+    const replayed = await app.request('POST', path, { token, body, headers: { 'idempotency-key': `lagging-${field}` } });
+    expect([replayed.status, replayed.headers['idempotent-replayed'], replayed.body]).toEqual([503, 'true', stored.body]);
+    const id = stored.body.error.details[field];
+    const url = readPath(id);
+    const as = { token: field === 'organizationId' ? ADMIN_TOKEN : org.apiKey };
+    let read = await app.request('GET', url, as);
+    for (const deadline = Date.now() + 10_000; read.status === 404 && Date.now() < deadline; read = await app.request('GET', url, as)) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect([read.status, read.body.id]).toEqual([200, id]);
   });
 
   it.each([

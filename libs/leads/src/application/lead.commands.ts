@@ -29,7 +29,7 @@ export class SubmitLeadHandler implements ICommandHandler<SubmitLead, string> {
       leadDecider,
       leadStream(leadId),
       { type: 'createLead', organizationId, leadId, enquiry, at: this.clock.now() },
-      { metadata: { actor }, what: 'The lead' },
+      { metadata: { actor }, what: 'The lead', made: { leadId } },
     );
     return leadId;
   }

@@ -75,7 +75,12 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
     }
     const minted = created.some((event) => event.type === 'organization.v2.signingSecretRotated');
     if (minted) await readableOrShownAnyway(this.readYourWrites, position);
-    else await this.readYourWrites.waitFor(position);
+    else {
+      await this.readYourWrites.waitFor(position).catch((error: unknown) => {
+        // The 503 names the organization made, so a retry finds it rather than a taken slug.
+        throw error instanceof WriteStoredNotYetVisible ? new WriteStoredNotYetVisible({ organizationId }) : error;
+      });
+    }
     return {
       organizationId,
       mintedSigningSecret: minted ? secret : null,

@@ -33,7 +33,7 @@ export class CreateTemplateHandler implements ICommandHandler<CreateTemplate, st
       templateDecider,
       templateStream(templateId),
       { type: 'createTemplate', templateId, organizationId, template, at: this.clock.now() },
-      { metadata: ADMIN },
+      { metadata: ADMIN, made: { templateId } },
     );
     return templateId;
   }
