@@ -183,6 +183,59 @@ describe('the CLI on an embedded store', () => {
   });
 });
 
+describe('audit:export to a real pipe whose reader stops early (`| head -1`)', () => {
+  let dataDir: string;
+  let head: number;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cli-export-'));
+    const events = new SqliteEventStore({ file: join(dataDir, 'events.db') });
+    // a log of several export pages, and far more of the organization's events than a pipe holds
+    await generateQuoteEvents(events, 25_000);
+    head = await events.headPosition();
+    await events.close();
+  }, 60_000);
+
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('given the reader closes the pipe after the first line, then the export stops reading the log and exits 0 quietly', async () => {
+    // The CLI on process.stdout, as `quoting-cli audit:export … | head -1` runs it; fd 3 tells how far it read the log.
+    const script = `${TYPESCRIPT_PRELUDE}
+      const { SqliteEventStore } = require('@lib/event-store');
+      const readAll = SqliteEventStore.prototype.readAll;
+      let readTo = 0;
+      SqliteEventStore.prototype.readAll = async function (...args) {
+        const page = await readAll.apply(this, args);
+        if (page.length > 0) readTo = page[page.length - 1].position;
+        return page;
+      };
+      require(${JSON.stringify(join(ROOT, 'apps/cli/src/main.ts'))}).run(['audit:export', '--org', ${JSON.stringify(ORG)}], { out: process.stdout, err: process.stderr }).then((code) => {
+        require('node:fs').writeSync(3, String(readTo));
+        process.exitCode = code;
+      });
+    `;
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
+    delete env.EVENTSTORE_URL;
+    delete env.MONGODB_URL;
+    const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    let first = '';
+    child.stdout!.once('data', (chunk) => {
+      first = String(chunk).split('\n')[0];
+      child.stdout!.destroy();
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    let readTo = '';
+    child.stdio[3]!.on('data', (chunk) => (readTo += chunk));
+    const code = await new Promise((done) => child.once('close', done));
+    expect(first).toMatch(/^\{"id":/);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(Number(readTo)).toBeGreaterThan(0);
+    expect(Number(readTo)).toBeLessThan(head);
+  }, 60_000);
+});
+
 describe('the CLI on a DATA_DIR that holds no store', () => {
   let parent: string;
 

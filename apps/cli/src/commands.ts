@@ -7,7 +7,7 @@ import type { ReadStore } from '@lib/read-store';
 import { auditQuote } from '@lib/quotes/application/quote-audit';
 import { RELAY_CHECKPOINT } from '@lib/runtime/relay';
 import { redactEventData, redactSecretShapes } from './export-redaction';
-import { drained } from './output';
+import { closed, drained } from './output';
 import { ProgressReporter } from './progress';
 import { UsageError } from './usage-error';
 
@@ -161,7 +161,7 @@ export async function auditExport(context: CliContext, options: { organizationId
   if (options.out) target.on('error', () => undefined);
   let position = 0;
   let written = 0;
-  while (!target.destroyed) {
+  while (!closed(target)) {
     const page = await context.events.readAll({ after: position, maxCount: 5_000 });
     if (page.length === 0) break;
     position = page[page.length - 1].position;
@@ -186,14 +186,14 @@ export async function auditExport(context: CliContext, options: { organizationId
         data: redactEventData({ type: event.type, storedType: recorded.type }, event.data),
       };
       if (!target.write(`${JSON.stringify(record)}\n`)) await drained(target);
-      if (target.destroyed) break;
+      if (closed(target)) break;
       written++;
     }
   }
   if (options.out) {
     target.end();
     await finished(target);
-  } else if (target.destroyed) {
+  } else if (closed(target)) {
     // The reader stopped reading (`| head`): it has what it wanted, and there is no one to tell.
     return EXIT.ok;
   }

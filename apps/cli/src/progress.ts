@@ -13,26 +13,36 @@ function duration(seconds: number): string {
 
 /**
  * Rebuild progress: a bar redrawn in place with rate and ETA on a terminal, a plain line every
- * few seconds otherwise (logs, pipes, CI).
+ * few seconds otherwise (logs, pipes, CI). The first report of a phase and the last report are
+ * shown at once, whatever the time since the previous one.
  */
 export class ProgressReporter {
-  private readonly startedAt = performance.now();
+  private readonly startedAt: number;
   private lastDrawn = 0;
   private last: RebuildProgress | null = null;
+  /** whether `last` is on the screen or in the log */
+  private lastShown = false;
 
-  constructor(private readonly stream: Writable & { isTTY?: boolean }) {}
+  constructor(
+    private readonly stream: Writable & { isTTY?: boolean },
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.startedAt = now();
+  }
 
   update(progress: RebuildProgress): void {
+    const newPhase = progress.phase !== this.last?.phase;
     this.last = progress;
-    const now = performance.now();
+    const now = this.now();
     const interval = this.stream.isTTY ? 100 : LINE_EVERY_MS;
-    if (progress.phase === 'building' && now - this.lastDrawn < interval && this.lastDrawn > 0) return;
+    this.lastShown = newPhase || now - this.lastDrawn >= interval;
+    if (!this.lastShown) return;
     this.lastDrawn = now;
     this.draw(progress, now);
   }
 
   done(): void {
-    if (this.last) this.draw(this.last, performance.now());
+    if (this.last && !this.lastShown) this.draw(this.last, this.now());
     if (this.stream.isTTY) this.stream.write('\n');
   }
 
