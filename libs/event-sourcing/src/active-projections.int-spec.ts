@@ -89,6 +89,18 @@ describe('ActiveProjectionReadStore', () => {
       expect(readsSeeProgressOf(store, atGeneration(projection, 1))).toBe(true);
     });
 
+    it('follows a new generation that is behind at once when the old one was dropped (a rebuild with a short grace period)', async () => {
+      await engine.upsert([{ collection: PROJECTION_POINTERS, document: switched(1) }]);
+      confirmed = 11;
+      await new Promise((resolve) => setTimeout(resolve, 1_050));
+      await store.get('things_v3', 'q');
+      expect(store.servedGeneration(pointer)).toBe(0);
+      await engine.dropCollection('things_v3');
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      await store.get('things_v3', 'q');
+      expect(store.servedGeneration(pointer)).toBe(1);
+    });
+
     it('follows a new generation that stays behind after MAX_HOLD_MS, before a rebuild drops the old one', async () => {
       await engine.upsert([{ collection: PROJECTION_POINTERS, document: switched(1) }]);
       confirmed = 11;

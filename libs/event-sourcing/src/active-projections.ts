@@ -145,7 +145,7 @@ export class ActiveProjectionReadStore extends ReadStore {
    * Per pointer, the generation to serve: the pointer's, unless it has just moved and its new
    * generation is behind the writes confirmed for the projection; then the generation served
    * before, for at most MAX_HOLD_MS (well within a rebuild's default grace period of 2 s, after
-   * which the old generation is dropped).
+   * which the old generation is dropped) and while it still exists.
    */
   private async generationsToServe(pointers: Map<string, ProjectionPointer>): Promise<Map<string, number>> {
     const served = new Map<string, number>();
@@ -160,7 +160,7 @@ export class ActiveProjectionReadStore extends ReadStore {
       const since = hold?.generation === pointer.generation ? hold.since : performance.now();
       const confirmed = this.confirmed(pointer.name);
       const reached = (await this.engine.getCheckpoint(checkpointName(pointer))) ?? 0;
-      if (reached >= confirmed || performance.now() - since >= MAX_HOLD_MS) {
+      if (reached >= confirmed || performance.now() - since >= MAX_HOLD_MS || !(await this.stillStored(pointer, before))) {
         this.holds.delete(pointer.id);
         served.set(pointer.id, pointer.generation);
       } else {
@@ -169,6 +169,12 @@ export class ActiveProjectionReadStore extends ReadStore {
       }
     }
     return served;
+  }
+
+  /** Whether the generation served before a switch still exists: a rebuild with a short grace period may have dropped it already. */
+  private async stillStored(pointer: ProjectionPointer, generation: number): Promise<boolean> {
+    const [collection] = pointer.collections;
+    return collection === undefined || (await this.engine.listCollections()).includes(collectionName({ version: pointer.version, generation }, collection));
   }
 
   /** Whether a write was confirmed since a held switch was last looked at: the new generation may have it now. */
