@@ -89,6 +89,52 @@ describe('ActiveProjectionReadStore', () => {
       expect(readsSeeProgressOf(store, atGeneration(projection, 1))).toBe(true);
     });
 
+    it('decides again when a write is confirmed on the old generation while it decides to follow: the read has that write', async () => {
+      await apply(1, 11, 'eleven');
+      await engine.upsert([{ collection: PROJECTION_POINTERS, document: switched(1) }]);
+      await apply(0, 11, 'eleven');
+      confirmed = 11;
+      // a round trip for each checkpoint, as on MongoDB
+      const getCheckpoint = engine.getCheckpoint.bind(engine);
+      engine.getCheckpoint = async (name: string) => {
+        const position = await getCheckpoint(name);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return position;
+      };
+      await new Promise((resolve) => setTimeout(resolve, 1_050));
+      const other = store.get('things_v3', 'q'); // another request looks at the pointers: both generations at 11
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      // the projector, still on the old generation that reads are served from, applies and confirms 12
+      expect(readsSeeProgressOf(store, atGeneration(projection, 0))).toBe(true);
+      await apply(0, 12, 'twelve');
+      confirmed = 12;
+      await other;
+      expect(await store.get('things_v3', 'q')).toMatchObject({ notes: 'twelve' });
+    });
+
+    it('a read after a write confirmed on the new generation does not take the answer of a look begun before it', async () => {
+      await apply(1, 10, 'ten');
+      await engine.upsert([{ collection: PROJECTION_POINTERS, document: switched(1) }]);
+      await apply(0, 11, 'eleven');
+      confirmed = 11;
+      await new Promise((resolve) => setTimeout(resolve, 1_050));
+      expect(await store.get('things_v3', 'q')).toMatchObject({ notes: 'eleven' }); // held on the old generation
+      const listCollections = engine.listCollections.bind(engine);
+      engine.listCollections = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return listCollections();
+      };
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const other = store.get('things_v3', 'q'); // the periodic look, deciding to hold with 11 confirmed
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      // the projector followed the switch and applies 12 to the new generation; the write is confirmed
+      await apply(1, 12, 'twelve');
+      confirmed = 12;
+      const mine = await store.get('things_v3', 'q');
+      await other;
+      expect(mine).toMatchObject({ notes: 'twelve' });
+    });
+
     it('follows a new generation that is behind at once when the old one was dropped (a rebuild with a short grace period)', async () => {
       await engine.upsert([{ collection: PROJECTION_POINTERS, document: switched(1) }]);
       confirmed = 11;

@@ -50,6 +50,8 @@ export const POINTER_REFRESH_MS = 250;
 const HOLD_RECHECK_MS = 20;
 /** The longest reads stay on the generation before a switch: well within a rebuild's default grace period (2 s). */
 export const MAX_HOLD_MS = 1_000;
+/** How often a switch is decided again because writes were confirmed while it was being decided, before the last decision stands. */
+const MAX_DECISIONS = 5;
 
 /** A switch reads have not followed yet: its new generation, since when, and the writes confirmed when it was last looked at. */
 interface Hold {
@@ -115,26 +117,7 @@ export class ActiveProjectionReadStore extends ReadStore {
     // Taken before the read: a switch committed while the read runs makes it differ afterwards.
     const pointersToken = this.engine.changeToken(PROJECTION_POINTERS);
     this.loading ??= readPointers(this.engine)
-      .then(async (pointers) => {
-        const served = await this.generationsToServe(pointers);
-        const names = new Map<string, string>();
-        for (const pointer of pointers.values()) {
-          const generation = served.get(pointer.id) ?? 0;
-          for (const collection of pointer.collections) {
-            names.set(collectionName({ version: pointer.version }, collection), collectionName({ version: pointer.version, generation }, collection));
-          }
-        }
-        this.pointers = pointers;
-        this.served = served;
-        this.names = names;
-        this.loadedOnce = true;
-        // Tokens of generations no longer live (dropped after a rebuild) are not asked for again.
-        const live = new Set(names.values());
-        for (const physical of this.tokens.keys()) if (!live.has(physical)) this.tokens.delete(physical);
-        // While a switch is held, the pointers are looked at again soon.
-        this.loadedAt = performance.now() - (this.holds.size > 0 ? Math.max(0, this.refreshMs - HOLD_RECHECK_MS) : 0);
-        this.pointersToken = pointersToken;
-      })
+      .then((pointers) => this.serve(pointers, pointersToken))
       .finally(() => {
         this.loading = null;
       });
@@ -142,33 +125,71 @@ export class ActiveProjectionReadStore extends ReadStore {
   }
 
   /**
-   * Per pointer, the generation to serve: the pointer's, unless it has just moved and its new
-   * generation is behind the writes confirmed for the projection; then the generation served
-   * before, for at most MAX_HOLD_MS (well within a rebuild's default grace period of 2 s, after
-   * which the old generation is dropped) and while it still exists.
+   * Serves, per pointer, the pointer's generation, unless it has just moved and its new
+   * generation is behind the writes confirmed for the projection (in this process: ReadYourWrites;
+   * in any process: the old generation's checkpoint); then the generation served before, for at
+   * most MAX_HOLD_MS (well within a rebuild's default grace period of 2 s, after which the old
+   * generation is dropped) and while it still exists. Decided again when a write was confirmed
+   * while it was being decided (its reads are awaited), so what is published, at once after the
+   * last look, covers every write confirmed before (found by a review).
    */
-  private async generationsToServe(pointers: Map<string, ProjectionPointer>): Promise<Map<string, number>> {
-    const served = new Map<string, number>();
-    for (const pointer of pointers.values()) {
-      const before = this.loadedOnce ? (this.served.get(pointer.id) ?? 0) : pointer.generation;
-      if (before === pointer.generation) {
-        this.holds.delete(pointer.id);
-        served.set(pointer.id, pointer.generation);
-        continue;
+  private async serve(pointers: Map<string, ProjectionPointer>, pointersToken: string | null): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const looked: Array<{ name: string; confirmed: number }> = [];
+      const served = new Map<string, number>();
+      for (const pointer of pointers.values()) {
+        const before = this.loadedOnce ? (this.served.get(pointer.id) ?? 0) : pointer.generation;
+        if (before === pointer.generation) {
+          served.set(pointer.id, pointer.generation);
+          continue;
+        }
+        const confirmed = this.confirmed(pointer.name);
+        looked.push({ name: pointer.name, confirmed });
+        served.set(pointer.id, (await this.newGenerationServable(pointer, before, confirmed)) ? pointer.generation : before);
       }
-      const hold = this.holds.get(pointer.id);
-      const since = hold?.generation === pointer.generation ? hold.since : performance.now();
-      const confirmed = this.confirmed(pointer.name);
-      const reached = (await this.engine.getCheckpoint(checkpointName(pointer))) ?? 0;
-      if (reached >= confirmed || performance.now() - since >= MAX_HOLD_MS || !(await this.stillStored(pointer, before))) {
-        this.holds.delete(pointer.id);
-        served.set(pointer.id, pointer.generation);
-      } else {
-        this.holds.set(pointer.id, { name: pointer.name, generation: pointer.generation, since, confirmed });
-        served.set(pointer.id, before);
+      if (attempt < MAX_DECISIONS && looked.some(({ name, confirmed }) => this.confirmed(name) > confirmed)) continue;
+      // Published with the last look, no await in between: no write is confirmed meanwhile.
+      this.publish(pointers, served, pointersToken);
+      return;
+    }
+  }
+
+  private publish(pointers: Map<string, ProjectionPointer>, served: Map<string, number>, pointersToken: string | null): void {
+    const names = new Map<string, string>();
+    for (const pointer of pointers.values()) {
+      const generation = served.get(pointer.id)!;
+      for (const collection of pointer.collections) {
+        names.set(collectionName({ version: pointer.version }, collection), collectionName({ version: pointer.version, generation }, collection));
+      }
+      if (generation === pointer.generation) this.holds.delete(pointer.id);
+      else {
+        const hold = this.holds.get(pointer.id);
+        const since = hold?.generation === pointer.generation ? hold.since : performance.now();
+        this.holds.set(pointer.id, { name: pointer.name, generation: pointer.generation, since, confirmed: this.confirmed(pointer.name) });
       }
     }
-    return served;
+    this.pointers = pointers;
+    this.served = served;
+    this.names = names;
+    this.loadedOnce = true;
+    // Tokens of generations no longer live (dropped after a rebuild) are not asked for again.
+    const live = new Set(names.values());
+    for (const physical of this.tokens.keys()) if (!live.has(physical)) this.tokens.delete(physical);
+    // While a switch is held, the pointers are looked at again soon.
+    this.loadedAt = performance.now() - (this.holds.size > 0 ? Math.max(0, this.refreshMs - HOLD_RECHECK_MS) : 0);
+    this.pointersToken = pointersToken;
+  }
+
+  /** Whether reads may follow the pointer to its new generation now (see serve). */
+  private async newGenerationServable(pointer: ProjectionPointer, before: number, confirmed: number): Promise<boolean> {
+    const hold = this.holds.get(pointer.id);
+    if (hold?.generation === pointer.generation && performance.now() - hold.since >= MAX_HOLD_MS) return true;
+    const [reached, old] = await Promise.all([
+      this.engine.getCheckpoint(checkpointName(pointer)),
+      this.engine.getCheckpoint(checkpointName({ name: pointer.name, version: pointer.version, generation: before })),
+    ]);
+    if ((reached ?? 0) >= Math.max(confirmed, old ?? 0)) return true;
+    return !(await this.stillStored(pointer, before));
   }
 
   /** Whether the generation served before a switch still exists: a rebuild with a short grace period may have dropped it already. */

@@ -41,6 +41,15 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
   return out;
 }
 
+const EXTRA_FIELDS_IGNORED = 'validation:extraFieldsIgnored';
+
+/**
+ * A DTO whose unknown fields are dropped, not refused (a line item: api-v1 lets a client send base
+ * line items back with their `total`); its fields named after Object.prototype members are
+ * dropped like any other extra field.
+ */
+export const ExtraFieldsIgnored = (): ClassDecorator => (target) => Reflect.defineMetadata(EXTRA_FIELDS_IGNORED, true, target);
+
 /** The names of Object.prototype's members (`toString`, `hasOwnProperty`, `constructor`, …). */
 const PROTOTYPE_MEMBERS = new Set(Object.getOwnPropertyNames(Object.prototype));
 
@@ -56,8 +65,8 @@ function prototypeNamedFields(given: unknown, validated: unknown, path: string, 
   if (Array.isArray(given)) {
     given.forEach((item, index) => prototypeNamedFields(item, Array.isArray(validated) ? validated[index] : undefined, `${path}[${index}]`, out));
   } else if (given !== null && typeof given === 'object' && validated !== null && typeof validated === 'object') {
-    const prototype = Object.getPrototypeOf(validated);
-    const declared = prototype !== Object.prototype && prototype !== null;
+    const prototype = Object.getPrototypeOf(validated) as { constructor?: object } | null;
+    const declared = prototype !== Object.prototype && prototype !== null && Reflect.getMetadata(EXTRA_FIELDS_IGNORED, prototype.constructor as object) !== true;
     for (const key of Object.keys(given)) {
       const at = path ? `${path}.${key}` : key;
       if (declared && PROTOTYPE_MEMBERS.has(key)) out.push({ path: at, message: 'unknown field' });

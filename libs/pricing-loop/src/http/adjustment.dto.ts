@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { plainToInstance, Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsPositive, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
-import { AbsentIfNull, createValidationPipe, EmptyClears, IfPresent, IsFiniteNumber, PlainText, RoundedHalfUp } from '@lib/http';
+import { AbsentIfNull, createValidationPipe, EmptyClears, ExtraFieldsIgnored, IfPresent, IsFiniteNumber, PlainText, RoundedHalfUp } from '@lib/http';
 import type { ExternalLineInput } from '@lib/submissions';
 import { ITEM_TYPES } from '@lib/templates';
 
@@ -16,6 +16,7 @@ export const MAX_DESCRIPTION = 2000;
 const ADJUSTMENT_DECIMALS = 6;
 
 /** One line of the external breakdown (api-v1 Adjustment line item). */
+@ExtraFieldsIgnored()
 export class AdjustmentLineItemDto {
   @ApiProperty({ maxLength: MAX_DESCRIPTION, description: 'HTML is stripped; at most 2000 characters remain.' })
   @PlainText() @IsString() @IsNotEmpty() @MaxLength(MAX_DESCRIPTION)

@@ -19,7 +19,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { AbsentIfNull, EmptyClears, IfPresent, IsCurrencyCode, IsFiniteNumber, NullablePlainText, PageQuery, PlainText, RoundedHalfUp, TaxRate } from '@lib/http';
+import { AbsentIfNull, EmptyClears, ExtraFieldsIgnored, IfPresent, IsCurrencyCode, IsFiniteNumber, NullablePlainText, PageQuery, PlainText, RoundedHalfUp, TaxRate } from '@lib/http';
 import { ITEM_TYPES } from '@lib/templates';
 import { DOCUMENT_LOCALES, type DocumentLocale } from '../documents/document-locale';
 import { QUOTE_STATUSES, type QuoteStatus } from '../domain/quote.events';
@@ -40,6 +40,7 @@ const Currency = () => applyDecorators(IfPresent(), IsCurrencyCode());
 /** The fields of a line item that a quote keeps or uses; any other field (e.g. `total`) is ignored. */
 const LINE_ITEM_FIELDS = ['description', 'quantity', 'unitPrice', 'itemType', 'itemKey', 'externalRef', 'order', 'sortOffset'] as const;
 
+@ExtraFieldsIgnored()
 export class QuoteLineItemDto {
   @ApiProperty({ maxLength: 2000, description: 'HTML is stripped; at most 2000 characters remain.' })
   @PlainText() @IsString() @IsNotEmpty() @MaxLength(2000)
