@@ -3,14 +3,13 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
-import { SqliteEventStore } from '@lib/event-store';
 import { QUOTE_VERSIONS } from '@lib/quotes';
 import { RELAY_CHECKPOINT } from '@lib/runtime/relay';
 import { openReadStore } from '@lib/runtime/stores';
 import { loadConfig } from '@lib/shared';
 import { TYPESCRIPT_PRELUDE } from '@lib/shared/testing/processes';
-import { generateQuoteEvents } from '../../../bench/event-generator';
 import { run } from './main';
+import { generatedDataDir } from './testing/generated-data-dir';
 import { runCli, withEnv } from './testing/run-cli';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -31,10 +30,7 @@ describe('the CLI on an embedded store', () => {
   let dataDir: string;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'cli-'));
-    const events = new SqliteEventStore({ file: join(dataDir, 'events.db') });
-    await generateQuoteEvents(events, 700);
-    await events.close();
+    ({ dataDir } = await generatedDataDir('cli-', 700));
     expect((await cli(dataDir, 'projections:rebuild', 'quotes', '--switch-grace-ms', '0')).code).toBe(0);
   }, 60_000);
 
@@ -188,12 +184,8 @@ describe('audit:export to a real pipe whose reader stops early (`| head -1`)', (
   let head: number;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'cli-export-'));
-    const events = new SqliteEventStore({ file: join(dataDir, 'events.db') });
     // a log of several export pages, and far more of the organization's events than a pipe holds
-    await generateQuoteEvents(events, 25_000);
-    head = await events.headPosition();
-    await events.close();
+    ({ dataDir, head } = await generatedDataDir('cli-export-', 25_000));
   }, 60_000);
 
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -1,13 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { checkpointName, readPointers } from '@lib/event-sourcing';
-import { SqliteEventStore } from '@lib/event-store';
 import { quotesProjection } from '@lib/quotes';
 import { SqliteReadStore } from '@lib/read-store';
 import { TYPESCRIPT_PRELUDE } from '@lib/shared/testing/processes';
-import { generateQuoteEvents } from '../../../bench/event-generator';
+import { generatedDataDir } from './testing/generated-data-dir';
 import { runCli } from './testing/run-cli';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -27,11 +25,7 @@ describe('projections:rebuild killed with SIGKILL and run again', () => {
   let head: number;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'rebuild-resume-'));
-    const events = new SqliteEventStore({ file: join(dataDir, 'events.db') });
-    await generateQuoteEvents(events, 30_000);
-    head = await events.headPosition();
-    await events.close();
+    ({ dataDir, head } = await generatedDataDir('rebuild-resume-', 30_000));
   }, 120_000);
 
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
