@@ -34,6 +34,19 @@ describe('flattenValidationErrors', () => {
     ]);
   });
 
+  it('keeps brackets that are part of a query parameter name, and a top-level index bare', () => {
+    const errors = [
+      error('limit[]', { whitelistValidation: 'property limit[] should not exist' }),
+      error('status[$ne]', { whitelistValidation: 'property status[$ne] should not exist' }),
+      error('0', { isObject: 'must be an object' }),
+    ];
+    expect(flattenValidationErrors(errors)).toEqual([
+      { path: 'limit[]', message: 'unknown field' },
+      { path: 'status[$ne]', message: 'unknown field' },
+      { path: '0', message: 'must be an object' },
+    ]);
+  });
+
   it('reports an error about the value itself at its parent path', () => {
     const errors = [error('lineItems', undefined, [error(undefined, { isArray: 'lineItems must be an array' })]), error(undefined, { unknownValue: 'an unknown value was passed' })];
     expect(flattenValidationErrors(errors)).toEqual([

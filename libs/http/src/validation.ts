@@ -33,8 +33,9 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
   for (const error of errors) {
     // Errors about the value itself (e.g. an object where an array belongs) have no property.
     const property = typeof error.property === 'string' ? error.property : '';
-    const segment = /^\d+$/.test(property) ? `[${property}]` : property;
-    const path = !segment ? parent : parent ? (segment.startsWith('[') ? `${parent}${segment}` : `${parent}.${segment}`) : segment.replace(/^\[|\]$/g, '');
+    const index = /^\d+$/.test(property);
+    // A top-level index stays bare ("0"); a property is never cut, even one named `limit[]` (a query).
+    const path = !property ? parent : !parent ? property : index ? `${parent}[${property}]` : `${parent}.${property}`;
     for (const message of fieldMessages(error, property)) out.push({ path, message });
     if (error.children?.length) out.push(...flattenValidationErrors(error.children, path));
   }
