@@ -144,6 +144,28 @@ describe('validateTemplate', () => {
       ]);
     });
 
+    it('then a component whose smallest size exceeds the largest product is refused, since it could never fit', () => {
+      const errors = errorsFor((b) => {
+        b.components[0].constraints.minHeight = 2600;
+        b.components[0].constraints.maxHeight = 3000;
+        b.components[1].constraints.minWidth = 3001;
+        b.components[1].constraints.maxWidth = 3500;
+      });
+      expect(errors).toEqual([
+        error('components[0].constraints.minHeight', "must not exceed the product's maxHeight (2500 mm)"),
+        error('components[1].constraints.minWidth', "must not exceed the product's maxWidth (3000 mm)"),
+      ]);
+    });
+
+    it('then a component that fits the largest product exactly is accepted', () => {
+      expect(
+        errorsFor((b) => {
+          b.components[1].constraints.minWidth = 3000;
+          b.components[1].constraints.minHeight = 2500;
+        }),
+      ).toEqual([]);
+    });
+
     it('then missing constraints are reported', () => {
       expect(errorsFor((b) => delete b.components[0].constraints)).toEqual([error('components[0].constraints', 'is required')]);
     });

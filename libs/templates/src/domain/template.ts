@@ -155,6 +155,7 @@ export function validateTemplate(body: unknown): { template?: TemplateBody; erro
 
   const components = list('components', TEMPLATE_LIMITS.entries, (v, p) => readComponent(errors, v, p));
   checkUnique(errors, components.map((c) => c?.id), (i) => field(item('components', i), 'id'));
+  components.forEach((component, i) => checkFits(errors, component?.constraints, constraints, field(item('components', i), 'constraints')));
 
   const optionGroups = list('optionGroups', TEMPLATE_LIMITS.entries, (v, p) => readOptionGroup(errors, v, p));
   checkUnique(errors, optionGroups.map((g) => g?.id), (i) => field(item('optionGroups', i), 'id'));
@@ -230,6 +231,20 @@ function readConstraints(errors: FieldErrors, value: unknown, path: string): Siz
     errors.add(field(path, 'minHeight'), `must not exceed maxHeight (${c.maxHeight} mm)`);
   }
   return c as SizeConstraints;
+}
+
+/**
+ * Components sit side by side inside the product (see the configuration's layout rule), so one
+ * whose smallest size is larger than the largest product could never be configured: a template
+ * error its author should hear of now, not a customer at the configurator.
+ */
+function checkFits(errors: FieldErrors, component: SizeConstraints | undefined, product: SizeConstraints | undefined, path: string): void {
+  if (!component || !product) return;
+  for (const [min, max] of [['minWidth', 'maxWidth'], ['minHeight', 'maxHeight']] as const) {
+    if (component[min] !== undefined && product[max] !== undefined && component[min] > product[max]) {
+      errors.add(field(path, min), `must not exceed the product's ${max} (${product[max]} mm): the component could never fit`);
+    }
+  }
 }
 
 function readComponent(errors: FieldErrors, value: unknown, path: string): Partial<TemplateComponent> | undefined {
