@@ -8,7 +8,7 @@ import { EventStore } from '@lib/event-store';
 import { MessageBus } from '@lib/message-bus';
 import { createLogger, flushRequestLines } from '@lib/observability';
 import { ReadStore } from '@lib/read-store';
-import { ProjectionRegistry } from '@lib/runtime';
+import { ProjectionRegistry, RELAY_CHECKPOINT } from '@lib/runtime';
 import { loadConfig } from '@lib/shared';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
@@ -66,7 +66,7 @@ describe('observability over HTTP', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       status: 'ready',
-      checks: { eventStore: { ok: true }, readStore: { ok: true }, projections: { ok: true }, messageBus: { ok: true } },
+      checks: { eventStore: { ok: true }, readStore: { ok: true }, projections: { ok: true }, readStoreMatchesLog: { ok: true }, messageBus: { ok: true } },
     });
   });
 
@@ -248,6 +248,27 @@ describe('/readyz when the process cannot do its work', () => {
       expect(body.checks.eventStore).toEqual({ ok: true });
       expect(body.checks.projections.ok).toBe(false);
       expect(body.checks.projections.problem).toMatch(/more than 2 events behind: .*quotes \(3 events\)/);
+    });
+  });
+
+  it('answers 503 naming the checkpoints past the head of the log (a read store restored from a later moment than the events)', async () => {
+    await withLagLimitedGateway(false, async (gateway) => {
+      const events = gateway.get(EventStore);
+      const reads = gateway.get(ReadStore);
+      const { position } = await events.appendToStream('lead-x', [{ type: 'test.v1.happened', data: {} }], 'no_stream');
+      const quotes = gateway.get(ProjectionRegistry).all().find((projection) => projection.name === 'quotes')!;
+      await reads.saveCheckpoint(checkpointName(quotes), position);
+      await reads.saveCheckpoint(RELAY_CHECKPOINT, position);
+      expect((await gateway.inject({ method: 'GET', url: '/readyz' })).json().checks.readStoreMatchesLog).toEqual({ ok: true });
+
+      await reads.saveCheckpoint(checkpointName(quotes), position + 5);
+      await reads.saveCheckpoint(RELAY_CHECKPOINT, position + 7);
+      const res = await gateway.inject({ method: 'GET', url: '/readyz' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().checks.readStoreMatchesLog).toEqual({
+        ok: false,
+        problem: expect.stringMatching(new RegExp(`ahead of the event log's head \\(${position}\\): .*projection:quotes:v\\d+ at ${position + 5}.*relay:domain-events at ${position + 7}`)),
+      });
     });
   });
 

@@ -24,8 +24,8 @@ describe('standalone projector and outbox on OPS_PORT', () => {
   }
 
   it.each([
-    ['apps/projector/src/main.ts', 'projector', ['eventStore', 'readStore', 'projections'], /projection_lag_events\{projection="quotes"\} 0/],
-    ['apps/outbox/src/main.ts', 'outbox', ['eventStore', 'readStore', 'messageBus'], /outbox_deliveries\{status="pending"\} 0/],
+    ['apps/projector/src/main.ts', 'projector', ['eventStore', 'readStore', 'projections', 'readStoreMatchesLog'], /projection_lag_events\{projection="quotes"\} 0/],
+    ['apps/outbox/src/main.ts', 'outbox', ['eventStore', 'readStore', 'readStoreMatchesLog', 'messageBus'], /outbox_deliveries\{status="pending"\} 0/],
   ])('%s serves /healthz, /readyz and /metrics, and exits 0 on SIGTERM', async (main, name, checks, metric) => {
     const process = await start(main);
     const health = await fetch(`${process.baseUrl}/healthz`);

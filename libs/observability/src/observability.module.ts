@@ -4,7 +4,7 @@ import { DynamicModule, Global, Inject, Module, OnModuleInit } from '@nestjs/com
 import { checkpointName, liveProjections } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { ReadStore } from '@lib/read-store';
-import { embeddedStoreFiles, ProjectionRegistry } from '@lib/runtime';
+import { embeddedStoreFiles, ProjectionRegistry, RELAY_CHECKPOINT } from '@lib/runtime';
 import { APP_CONFIG, type AppConfig } from '@lib/shared';
 import { Metrics } from './metrics';
 import { Readiness } from './readiness';
@@ -54,6 +54,22 @@ export class ObservabilityModule implements OnModuleInit {
       return null;
     });
     if (this.options.projectionsMustBeCurrent) this.readiness.register('projections', () => this.projectionLag());
+    this.readiness.register('readStoreMatchesLog', () => this.checkpointsAhead());
+  }
+
+  /**
+   * A checkpoint past the head of the log means the read store holds what this log does not (the
+   * two restored from different moments): the projector would skip the next events as applied,
+   * and the outbox's relay would never relay them.
+   * The checkpoints are read before the head, so a projector applying new events cannot look ahead.
+   */
+  private async checkpointsAhead(): Promise<string | null> {
+    const live = await liveProjections(this.reads, this.projections.all());
+    const names = [...live.map(checkpointName), RELAY_CHECKPOINT];
+    const checkpoints = await Promise.all(names.map(async (name) => ({ name, position: (await this.reads.getCheckpoint(name)) ?? 0 })));
+    const head = await this.events.headPosition();
+    const ahead = checkpoints.filter(({ position }) => position > head).map(({ name, position }) => `${name} at ${position}`);
+    return ahead.length ? `checkpoints ahead of the event log's head (${head}): ${ahead.join(', ')}; the read store does not belong to this event log (see Restore in docs/operations.md)` : null;
   }
 
   /** Where the live generation of each projection stands: after a rebuild's switch, the new generation's checkpoint. */
