@@ -1,6 +1,6 @@
 import Decimal from 'decimal.js';
 import fc from 'fast-check';
-import { computeTotals, lineTotal, minorUnits, roundMoney } from './money';
+import { AmountTooLarge, checkedAmount, computeTotals, lineTotal, MAX_AMOUNT_MINOR_UNITS, minorUnits, roundMoney } from './money';
 
 /** Amounts as the API carries them: JSON numbers with at most `places` decimals. */
 const amount = (places: number, max = 1_000_000) =>
@@ -51,6 +51,22 @@ describe('money arithmetic (properties)', () => {
         expect(distance.lte(step.div(2))).toBe(true);
         if (distance.equals(step.div(2))) expect(rounded.abs().gt(exact.abs())).toBe(true);
         expect(roundMoney(-value, cur).equals(rounded.negated())).toBe(true);
+      }),
+    );
+  });
+
+  it('an amount of at most 10^15 minor units comes back from its JSON number digit for digit; one past it is refused', () => {
+    const limit = BigInt(MAX_AMOUNT_MINOR_UNITS);
+    const inMinorUnits = (units: bigint, cur: string) => new Decimal(units.toString()).dividedBy(new Decimal(10).pow(minorUnits(cur)));
+    fc.assert(
+      fc.property(fc.bigInt({ min: -limit, max: limit }), currency, (units, cur) => {
+        const amount = inMinorUnits(units, cur);
+        expect(new Decimal(JSON.parse(JSON.stringify({ amount: checkedAmount(amount, cur, 'lineItems') })).amount).equals(amount)).toBe(true);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.bigInt({ min: limit + 1n, max: limit * 1000n }), fc.boolean(), currency, (units, negative, cur) => {
+        expect(() => checkedAmount(inMinorUnits(negative ? -units : units, cur), cur, 'lineItems')).toThrow(AmountTooLarge);
       }),
     );
   });

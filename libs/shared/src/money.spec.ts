@@ -1,5 +1,5 @@
 import Decimal from 'decimal.js';
-import { computeTotals, lineTotal, minorUnits, roundMoney, toMoneyNumber } from './money';
+import { AmountTooLarge, checkedAmount, computeTotals, isRepresentableAmount, largestAmount, lineTotal, minorUnits, roundMoney, toMoneyNumber } from './money';
 
 describe('money', () => {
   describe('minorUnits', () => {
@@ -50,6 +50,43 @@ describe('money', () => {
     });
   });
 
+  describe('the largest amount (10^15 minor units)', () => {
+    it.each([
+      ['EUR', '10000000000000.00', '10000000000000.01'],
+      ['JPY', '1000000000000000', '1000000000000001'],
+      ['KWD', '1000000000000.000', '1000000000000.001'],
+    ])('given %s, then %s is exact and accepted, and one minor unit more is refused', (currency, largest, past) => {
+      expect(largestAmount(currency).toFixed(minorUnits(currency))).toBe(largest);
+      expect(isRepresentableAmount(largest, currency)).toBe(true);
+      expect(isRepresentableAmount(`-${largest}`, currency)).toBe(true);
+      expect(isRepresentableAmount(past, currency)).toBe(false);
+      expect(isRepresentableAmount(`-${past}`, currency)).toBe(false);
+      expect(new Decimal(JSON.stringify(checkedAmount(new Decimal(largest), currency, 'lineItems'))).equals(largest)).toBe(true);
+      expect(() => checkedAmount(new Decimal(past), currency, 'lineItems')).toThrow(AmountTooLarge);
+    });
+
+    it('given an amount just below it, then its JSON number prints every digit', () => {
+      expect(JSON.stringify(checkedAmount(new Decimal('9999999999999.99'), 'EUR', 'lineItems'))).toBe('9999999999999.99');
+      expect(JSON.stringify(checkedAmount(new Decimal('999999999999.999'), 'KWD', 'lineItems'))).toBe('999999999999.999');
+    });
+
+    it('given an amount past it, then the refusal is a 422 validation_error naming the field and the largest amount', () => {
+      const refusal = (() => {
+        try {
+          checkedAmount(new Decimal('99899999999001099.90'), 'EUR', 'unitAmount');
+        } catch (error) {
+          return error as AmountTooLarge;
+        }
+        throw new Error('not refused');
+      })();
+      expect(refusal.code).toBe('validation_error');
+      expect(refusal.message).toBe('The price exceeds the largest amount the service handles in EUR (10000000000000.00). Nothing was changed.');
+      expect(refusal.details).toEqual({ fields: [{ path: 'unitAmount', message: 'the price exceeds the largest amount the service handles in EUR (10000000000000.00)' }] });
+      expect(refusal.under('configuration').details).toEqual({ fields: [{ path: 'configuration.unitAmount', message: refusal.fields[0].message }] });
+      expect(new AmountTooLarge('JPY', '').under('configuration').fields[0]).toEqual({ path: 'configuration', message: 'the price exceeds the largest amount the service handles in JPY (1000000000000000)' });
+    });
+  });
+
   describe('lineTotal', () => {
     it('given 3 × 0.1, then the line total is 0.3 (not 0.30000000000000004)', () => {
       expect(toMoneyNumber(lineTotal(3, 0.1, 'EUR'))).toBe(0.3);
@@ -85,6 +122,27 @@ describe('money', () => {
 
     it('given dinar at 5% tax, then amounts keep three decimals', () => {
       expect(computeTotals([{ quantity: 1, unitPrice: 12.345 }], 5, 'KWD')).toEqual({ subtotal: 12.345, taxAmount: 0.617, total: 12.962 });
+    });
+
+    it('given lines that add up to exactly the largest amount, then every total is exact', () => {
+      const lines = [{ quantity: 10_000, unitPrice: 999_999_999.99 }, { quantity: 1, unitPrice: 100 }];
+      expect(computeTotals(lines, 0, 'EUR')).toEqual({ subtotal: 10_000_000_000_000, taxAmount: 0, total: 10_000_000_000_000 });
+    });
+
+    it('given lines one cent past the largest amount, then they are refused at the field named', () => {
+      const lines = [{ quantity: 10_000, unitPrice: 999_999_999.99 }, { quantity: 1, unitPrice: 100.01 }];
+      expect(() => computeTotals(lines, 0, 'EUR', 'lineItems')).toThrow(expect.objectContaining({ fields: [expect.objectContaining({ path: 'lineItems' })] }));
+    });
+
+    it('given a subtotal that fits but tax that takes the total past the largest amount, then it is refused', () => {
+      const lines = [{ quantity: 1_000_000, unitPrice: 9_000_000 }];
+      expect(computeTotals(lines, 11.1111, 'EUR').total).toBe(9_999_999_000_000);
+      expect(() => computeTotals(lines, 11.1112, 'EUR', 'taxRate')).toThrow(expect.objectContaining({ fields: [expect.objectContaining({ path: 'taxRate' })] }));
+    });
+
+    it('given 200 lines of 1e6 × 1e9 (the line-item bounds), then they are refused rather than summed inexactly', () => {
+      const lines = Array.from({ length: 200 }, () => ({ quantity: 1_000_000, unitPrice: 1_000_000_000 }));
+      expect(() => computeTotals(lines, 21, 'JPY')).toThrow(AmountTooLarge);
     });
 
     it('given no lines, then everything is zero', () => {

@@ -1,4 +1,5 @@
 import Decimal from 'decimal.js';
+import { ValidationFailed } from './errors';
 import { minorUnits } from './minor-units';
 
 export { currencyFormatOptions, minorUnits, STORED_DECIMALS } from './minor-units';
@@ -40,6 +41,51 @@ export function toMoneyNumber(d: Decimal): number {
   return Object.is(n, -0) ? 0 : n;
 }
 
+/**
+ * The most minor units an amount the service computes may have, either side of zero. A decimal of
+ * at most 15 significant digits comes back unchanged from a JSON number (an IEEE double); a larger
+ * amount could lose its last digits unnoticed, and a subtotal stop being the sum of its lines.
+ */
+export const MAX_AMOUNT_MINOR_UNITS = 1e15;
+
+/** The largest amount in `currency`: 10000000000000.00 EUR, 1000000000000000 JPY, 1000000000000.000 KWD. */
+export function largestAmount(currency: string): Decimal {
+  return new Money(MAX_AMOUNT_MINOR_UNITS).dividedBy(new Money(10).pow(minorUnits(currency)));
+}
+
+/** Whether a JSON number holds the amount exactly: at most MAX_AMOUNT_MINOR_UNITS minor units of `currency` from zero. */
+export function isRepresentableAmount(amount: Decimal.Value, currency: string): boolean {
+  return moneyDecimal(amount).abs().lte(largestAmount(currency));
+}
+
+/**
+ * A price the service would compute beyond largestAmount: the request is refused (422
+ * `validation_error`) before anything is stored, at the field (`path`) that led to it.
+ */
+export class AmountTooLarge extends ValidationFailed {
+  constructor(
+    readonly currency: string,
+    readonly path: string,
+  ) {
+    const limit = `the largest amount the service handles in ${currency} (${largestAmount(currency).toFixed(minorUnits(currency))})`;
+    super([{ path, message: `the price exceeds ${limit}` }], `The price exceeds ${limit}. Nothing was changed.`);
+  }
+
+  /** The same refusal for a request that holds the priced object under `base` (`configuration`). */
+  under(base: string): AmountTooLarge {
+    return new AmountTooLarge(this.currency, this.path ? `${base}.${this.path}` : base);
+  }
+}
+
+/**
+ * The JSON number of a computed, rounded amount in `currency`, or AmountTooLarge at `path` when a
+ * JSON number would not hold it exactly. Every amount the service computes and shows comes from here.
+ */
+export function checkedAmount(amount: Decimal, currency: string, path: string): number {
+  if (!isRepresentableAmount(amount, currency)) throw new AmountTooLarge(currency, path);
+  return toMoneyNumber(amount);
+}
+
 /** quantity × unitPrice, rounded to the minor unit. */
 export function lineTotal(quantity: Decimal.Value, unitPrice: Decimal.Value, currency: string): Decimal {
   return roundMoney(moneyDecimal(quantity).times(moneyDecimal(unitPrice)), currency);
@@ -58,17 +104,18 @@ export interface MoneyTotals {
 
 /**
  * Totals of a breakdown: each line is rounded on its own and the rounded lines are summed, so the
- * subtotal always equals the sum of the line totals a customer sees; tax is rounded once.
+ * subtotal always equals the sum of the line totals a customer sees; tax is rounded once. A total
+ * beyond largestAmount is refused at `path`, the request field the breakdown depends on.
  */
-export function computeTotals(lineItems: readonly PricedLine[], taxRatePercent: number, currency: string): MoneyTotals {
+export function computeTotals(lineItems: readonly PricedLine[], taxRatePercent: number, currency: string, path = 'lineItems'): MoneyTotals {
   const subtotal = lineItems.reduce(
     (sum, item) => sum.plus(lineTotal(item.quantity, item.unitPrice, currency)),
     new Money(0),
   );
   const taxAmount = roundMoney(subtotal.times(moneyDecimal(taxRatePercent)).dividedBy(100), currency);
   return {
-    subtotal: toMoneyNumber(subtotal),
-    taxAmount: toMoneyNumber(taxAmount),
-    total: toMoneyNumber(subtotal.plus(taxAmount)),
+    subtotal: checkedAmount(subtotal, currency, path),
+    taxAmount: checkedAmount(taxAmount, currency, path),
+    total: checkedAmount(subtotal.plus(taxAmount), currency, path),
   };
 }

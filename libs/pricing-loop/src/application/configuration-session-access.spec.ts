@@ -119,6 +119,21 @@ describe('PUT adjustments: decisions §8 checks, first failing one wins', () => 
     expect(executed).toBe(expected === 'applied' ? 1 : 0);
   });
 
+  it.each<[string, Pick<Facts, 'hash' | 'context'>]>([
+    ['for the current hash', { hash: 'current' }],
+    ['for a stale hash (check 5 comes before check 6)', { hash: 'stale' }],
+    ['for a submission (autofill)', { hash: 'current', context: 'autofill' }],
+  ])('a breakdown priced beyond the largest amount of the currency is an invalid body %s: 422 at lineItems, nothing recorded', async (_, facts) => {
+    const { access, token, body, commands } = arrange({ token: 'valid', livePricing: true, sessionExpired: false, windowOver: false, bodyValid: true, ...facts });
+    // 10^6 × 10^9 EUR is 10^17 cents, past the 10^15 a JSON number holds exactly
+    const tooLarge = { ...body, lineItems: [{ description: 'Window', quantity: 1_000_000, unitPrice: 1_000_000_000 }] };
+    await expect(access.writeAdjustment(token, tooLarge)).rejects.toMatchObject({
+      code: 'validation_error',
+      fields: [{ path: 'lineItems', message: 'the price exceeds the largest amount the service handles in EUR (10000000000000.00)' }],
+    });
+    expect(commands.execute).not.toHaveBeenCalled();
+  });
+
   it('records a session answer on the session, and an autofill answer on the submission', async () => {
     const session = arrange({ token: 'valid', livePricing: true, sessionExpired: false, windowOver: false, bodyValid: true, hash: 'current' });
     await expect(session.access.writeAdjustment(session.token, session.body)).resolves.toEqual({ applied: true, isCurrentConfiguration: true });

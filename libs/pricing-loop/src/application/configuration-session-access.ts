@@ -23,7 +23,7 @@ export interface AdjustmentApplied {
  *   2. the organization's `externalPricingEnabled` is false            → 403 `forbidden_plan`
  *   3. the session has expired                                         → 410 `session_expired`
  *   4. the token's write window is over                                → 403 `window_expired`
- *   5. the body is invalid                                             → 422 `validation_error`
+ *   5. the body is invalid, or prices beyond the largest amount        → 422 `validation_error`
  *   6. the body's configHash is not the session's current one         → 409 `stale_config_hash`
  * A read (GET) makes checks 1 and 2 only: the window is a write window (api-v1 Limits: it applies
  * to PUT adjustments), and an expired session still reads, with status `expired` (decisions §7).
@@ -55,6 +55,7 @@ export class ConfigurationSessionAccess {
     if (session && isIdleExpired(session.lastActivityAt, this.clock.now(), this.config.sessionIdleTtlMs)) throw new SessionExpired();
     this.assertWindowOpen(grant);
     const { configHash, lineItems } = await parseAdjustmentsBody(body);
+    const priced = priceExternalLineItems(lineItems, currency);
     // A token prices the one configuration it was issued for; the submission's is final.
     const current = session ? session.configHash : grant.configHash;
     if (configHash !== grant.configHash || configHash !== current) throw new StaleConfigHash(current);
@@ -65,7 +66,7 @@ export class ConfigurationSessionAccess {
       const recorded = await this.commands.execute<RecordSessionAdjustment, RecordedAdjustment>(new RecordSessionAdjustment(grant.sessionId, configHash, lineItems, actor));
       return { applied: true, isCurrentConfiguration: recorded.isCurrentConfiguration };
     }
-    const pricing = { configHash, ...priceExternalLineItems(lineItems, currency), receivedAt: this.clock.now() };
+    const pricing = { configHash, ...priced, receivedAt: this.clock.now() };
     await this.commands.execute(new FreezeExternalPricing(grant.organizationId, grant.submissionId!, pricing, actor));
     return { applied: true, isCurrentConfiguration: true };
   }

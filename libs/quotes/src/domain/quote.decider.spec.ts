@@ -1,5 +1,5 @@
 import { fold } from '@lib/event-sourcing';
-import { PreconditionFailed } from '@lib/shared';
+import { AmountTooLarge, PreconditionFailed } from '@lib/shared';
 import { quoteDecider, quoteETag, quoteNumberOf, type QuoteCommand, type QuoteDraft } from './quote.decider';
 import { QuoteNotActionable, QuoteNotEditable, QuoteNotFound, QuoteNotSendable, QuoteVersionNotCurrent, RevisionRequired } from './quote.errors';
 import { DAY_MS, type QuoteEvent, type QuoteEventSubject, type QuoteLineInput, type QuoteStatus } from './quote.events';
@@ -324,6 +324,55 @@ describe('quote decider', () => {
       const [event] = given(created, sent, ...revised).when(replace({ revise: true })).result();
       expect(event.type).toBe('quote.v2.lineItemsReplaced');
       expect(event.type === 'quote.v2.lineItemsReplaced' && event.data.version).toBe(2);
+    });
+  });
+
+  describe('the largest amount a JSON number holds exactly (10^15 minor units)', () => {
+    /** A draft of `lines` in `currency` at `taxRate`, created. */
+    const quoteOf = (lines: QuoteLineInput[], terms: Partial<QuoteDraft['terms']> = {}) =>
+      given().when({ type: 'createQuote', quoteNumber: NUMBER, ...draft, terms: { ...draft.terms, taxRate: 0, ...terms }, lineItems: lines }).result();
+    const totalsOf = (events: QuoteEvent[]) => (events[0].data as { totals: unknown }).totals;
+    const refusedAt = (path: string, currency: string) =>
+      expect.objectContaining({ code: 'validation_error', fields: [{ path, message: expect.stringContaining(`largest amount the service handles in ${currency}`) }] });
+    /** 9 999 999 999 900 + 100 = exactly 10 000 000 000 000.00 EUR */
+    const atTheLimit = [line({ quantity: 10_000, unitPrice: 999_999_999.99 }), line({ quantity: 1, unitPrice: 100 })];
+    const oneCentPast = [line({ quantity: 10_000, unitPrice: 999_999_999.99 }), line({ quantity: 1, unitPrice: 100.01 })];
+
+    it('given lines adding up to exactly the largest amount, then the quote is created with exact totals', () => {
+      expect(totalsOf(quoteOf(atTheLimit))).toEqual({ subtotal: 10_000_000_000_000, taxAmount: 0, total: 10_000_000_000_000 });
+      expect(totalsOf(quoteOf([line({ quantity: 1_000_000, unitPrice: 1_000_000_000 })], { currency: 'JPY' }))).toMatchObject({ total: 1e15 });
+    });
+
+    it('given lines one minor unit past it, or tax that takes the total past it, then createQuote is refused at lineItems', () => {
+      expect(() => quoteOf(oneCentPast)).toThrow(refusedAt('lineItems', 'EUR'));
+      expect(() => quoteOf(atTheLimit, { taxRate: 0.0001 })).toThrow(refusedAt('lineItems', 'EUR'));
+      expect(() => quoteOf([line({ quantity: 1_000_000, unitPrice: 1_000_000_000 }), line({ quantity: 1, unitPrice: 1 })], { currency: 'JPY' })).toThrow(refusedAt('lineItems', 'JPY'));
+    });
+
+    it('given 200 lines at the line-item bounds (1e6 × 1e9), then createQuote is refused instead of summing them inexactly', () => {
+      expect(() => quoteOf(Array.from({ length: 200 }, () => line({ quantity: 1_000_000, unitPrice: 1_000_000_000 })))).toThrow(AmountTooLarge);
+    });
+
+    it('given a draft or a sent quote, when the new line items are past it, then the replacement is refused at lineItems (with or without revise)', () => {
+      const untaxed = quoteOf([line()]);
+      expect(given(...untaxed).when(replace({ lineItems: atTheLimit })).result()).toMatchObject([{ data: { totals: { subtotal: 1e13, taxAmount: 0, total: 1e13 } } }]);
+      expect(() => given(...untaxed).when(replace({ lineItems: oneCentPast })).result()).toThrow(refusedAt('lineItems', 'EUR'));
+      expect(() => given(...untaxed, sent).when(replace({ lineItems: oneCentPast, revise: true })).result()).toThrow(refusedAt('lineItems', 'EUR'));
+      // at 21% the tax on lines at the limit takes the total past it
+      expect(() => given(created).when(replace({ lineItems: atTheLimit })).result()).toThrow(refusedAt('lineItems', 'EUR'));
+    });
+
+    it('given a quote, when its currency changes to one whose largest amount it exceeds, then the change is refused at currency', () => {
+      const history = quoteOf([line({ quantity: 5_000, unitPrice: 1_000_000_000 })]);
+      expect(() => given(...history).when(change({ terms: { currency: 'KWD' } })).result()).toThrow(refusedAt('currency', 'KWD'));
+      expect(() => given(...history, sent).when(change({ terms: { currency: 'KWD', notes: 'in dinar' }, revise: true })).result()).toThrow(refusedAt('currency', 'KWD'));
+      expect(given(...history).when(change({ terms: { currency: 'JPY' } })).result()).toMatchObject([{ data: { totals: { subtotal: 5e12, total: 5e12 } } }]);
+    });
+
+    it('given a quote, when a tax rate takes its total past the largest amount, then the change is refused at taxRate', () => {
+      const history = quoteOf([line({ quantity: 9_000, unitPrice: 1_000_000_000 })]);
+      expect(given(...history).when(change({ terms: { taxRate: 11.1111 } })).result()).toMatchObject([{ data: { totals: { subtotal: 9e12, taxAmount: 999_999_000_000, total: 9_999_999_000_000 } } }]);
+      expect(() => given(...history).when(change({ terms: { taxRate: 11.1112 } })).result()).toThrow(refusedAt('taxRate', 'EUR'));
     });
   });
 

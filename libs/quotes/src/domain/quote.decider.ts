@@ -1,5 +1,5 @@
 import type { Decider } from '@lib/event-sourcing';
-import { computeTotals, lineTotal, PreconditionFailed, toMoneyNumber } from '@lib/shared';
+import { checkedAmount, computeTotals, lineTotal, PreconditionFailed } from '@lib/shared';
 import { QuoteNotActionable, QuoteNotEditable, QuoteNotFound, QuoteNotSendable, QuoteVersionNotCurrent, RevisionRequired } from './quote.errors';
 import {
   DAY_MS,
@@ -95,13 +95,16 @@ export function quoteNumberOf(year: number, sequence: number): string {
   return `Q-${year}-${String(sequence).padStart(6, '0')}`;
 }
 
-/** Prices each line (decimal, rounded half-up to the currency's minor unit) and numbers them in order. */
-export function priceLineItems(lines: readonly QuoteLineInput[], currency: string): QuoteLineItem[] {
+/**
+ * Prices each line (decimal, rounded half-up to the currency's minor unit) and numbers them in
+ * order. A total beyond the largest amount of the currency is refused at `path` (AmountTooLarge).
+ */
+export function priceLineItems(lines: readonly QuoteLineInput[], currency: string, path = 'lineItems'): QuoteLineItem[] {
   return lines.map((line, order) => ({
     description: line.description,
     quantity: line.quantity,
     unitPrice: line.unitPrice,
-    total: toMoneyNumber(lineTotal(line.quantity, line.unitPrice, currency)),
+    total: checkedAmount(lineTotal(line.quantity, line.unitPrice, currency), currency, path),
     itemType: line.itemType,
     itemKey: line.itemKey,
     externalRef: line.externalRef,
@@ -157,6 +160,16 @@ const changedAt = (quote: Quote, at: number) => Math.max(at, quote.updatedAt + 1
 
 const isOpen = (quote: Quote) => quote.status === 'sent' || quote.status === 'viewed';
 
+/**
+ * The term a refused price is blamed on (AmountTooLarge): a currency with more decimals has a
+ * smaller largest amount, and tax adds to the total; with neither changed, the line items.
+ */
+function refusalField(changes: Partial<QuoteTerms>): string {
+  if (changes.currency !== undefined) return 'currency';
+  if (changes.taxRate !== undefined) return 'taxRate';
+  return 'lineItems';
+}
+
 function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
   switch (command.type) {
     case 'createQuote': {
@@ -200,8 +213,9 @@ function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
           if (command.terms[field] !== quote.terms[field]) Object.assign(changes, { [field]: command.terms[field] });
         }
         const terms: QuoteTerms = { ...quote.terms, ...changes };
-        const lineItems = changes.currency !== undefined ? priceLineItems(quote.lineItems, terms.currency) : undefined;
-        const totals = computeTotals(lineItems ?? quote.lineItems, terms.taxRate, terms.currency);
+        const refusedAt = refusalField(changes);
+        const lineItems = changes.currency !== undefined ? priceLineItems(quote.lineItems, terms.currency, refusedAt) : undefined;
+        const totals = computeTotals(lineItems ?? quote.lineItems, terms.taxRate, terms.currency, refusedAt);
         const validUntil = changes.validityDays !== undefined ? validUntilOf(quote.sentAt ?? quote.createdAt, terms.validityDays) : quote.validUntil;
         const base = { organizationId: quote.organizationId, quoteId: quote.quoteId, at: changedAt(quote, command.at) };
         if (mode === 'revision') {

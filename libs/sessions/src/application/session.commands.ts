@@ -3,9 +3,9 @@ import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { RecordSubmissionContact } from '@lib/contacts';
 import { AggregateRepository } from '@lib/event-sourcing';
 import { OrganizationDirectory } from '@lib/organizations';
-import { APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, WriteStoredNotYetVisible, type AppConfig } from '@lib/shared';
+import { AmountTooLarge, APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, WriteStoredNotYetVisible, type AppConfig } from '@lib/shared';
 import { CreateSubmission, FreezeExternalPricing, priceExternalLineItems, type ExternalLineInput, type SubmissionCustomer } from '@lib/submissions';
-import { TemplateDirectory, configHash, priceConfiguration, validateConfiguration } from '@lib/templates';
+import { TemplateDirectory, configHash, priceConfiguration, validateConfiguration, type BasePricing } from '@lib/templates';
 import { currentAdjustment, forDisplay } from '../domain/session-adjustments';
 import { assertCustomerMayWrite, sessionDecider, type SessionState } from '../domain/session.decider';
 import { SessionNotConfigured } from '../domain/session.errors';
@@ -150,6 +150,18 @@ export class ChangeSessionConfigurationHandler implements ICommandHandler<Change
 }
 
 /**
+ * A template or the organization's currency changed since the save can take the price past the
+ * largest amount: refused like an invalid configuration, with its paths under `configuration`.
+ */
+function priceForSubmit(price: () => BasePricing): BasePricing {
+  try {
+    return price();
+  } catch (error) {
+    throw error instanceof AmountTooLarge ? error.under('configuration') : error;
+  }
+}
+
+/**
  * The customer submits (api-v1 session lifecycle): the configuration is checked and priced again
  * against the template as it is now, the session moves to `submitted` (freezing a matching
  * adjustment), then the submission and the customer's contact are recorded. The session is
@@ -191,7 +203,7 @@ export class SubmitSessionHandler implements ICommandHandler<SubmitSession, { su
       );
     }
     const organization = await this.organizations.get(session.organizationId);
-    const basePricing = priceConfiguration(template.body, template.id, configuration, organization.currency, session.locale ?? undefined);
+    const basePricing = priceForSubmit(() => priceConfiguration(template.body, template.id, configuration, organization.currency, session.locale ?? undefined));
     const submissionId = this.ids.next('sub');
     const actor = customerActor(sessionId);
 

@@ -1,4 +1,4 @@
-import { computeTotals, lineTotal, stripHtml, toMoneyNumber } from '@lib/shared';
+import { checkedAmount, computeTotals, lineTotal, stripHtml } from '@lib/shared';
 import type { PricedLineItem, PricingBreakdown } from './submission.types';
 
 /** One line of an external breakdown as the external system sends it (api-v1 adjustment line item), validated at the edge. */
@@ -15,7 +15,8 @@ export interface ExternalLineInput {
 /**
  * An external breakdown as it is stored and shown: plain-text descriptions, `other` where no item
  * type was given, and line totals and subtotal computed here in decimal (api-v1: the subtotal is
- * computed server-side), rounded to the currency's minor unit.
+ * computed server-side), rounded to the currency's minor unit. A breakdown beyond the largest
+ * amount of the currency is refused at `lineItems` (AmountTooLarge).
  */
 export function priceExternalLineItems(items: readonly ExternalLineInput[], currency: string): PricingBreakdown {
   const lineItems = items.map(
@@ -23,14 +24,14 @@ export function priceExternalLineItems(items: readonly ExternalLineInput[], curr
       description: stripHtml(description),
       quantity,
       unitPrice,
-      total: toMoneyNumber(lineTotal(quantity, unitPrice, currency)),
+      total: checkedAmount(lineTotal(quantity, unitPrice, currency), currency, 'lineItems'),
       itemType: itemType ?? 'other',
       ...(itemKey !== undefined && { itemKey }),
       ...(sortOffset !== undefined && { sortOffset }),
       ...(externalRef !== undefined && { externalRef }),
     }),
   );
-  return { lineItems, subtotal: computeTotals(lineItems, 0, currency).subtotal };
+  return { lineItems, subtotal: computeTotals(lineItems, 0, currency, 'lineItems').subtotal };
 }
 
 /** A copy sorted by `key` when every item has one, ties kept in array order; null when one has none. */

@@ -1,3 +1,4 @@
+import { AmountTooLarge } from '@lib/shared';
 import { Configuration, validateConfiguration } from './configuration';
 import { exampleConfigurationInput, exampleTemplateBody } from './example.fixture';
 import { BasePricing, priceConfiguration } from './pricing';
@@ -6,8 +7,8 @@ import { TemplateBody, validateTemplate } from './template';
 const TEMPLATE_ID = 'tpl_1';
 
 /** A catalog with one component of each line type, glazing per component, extras for the product. */
-function catalog(pricingRules: unknown[]): TemplateBody {
-  const size = { minWidth: 100, maxWidth: 3000, minHeight: 100, maxHeight: 3000 };
+function catalog(pricingRules: unknown[], maxMm = 3000): TemplateBody {
+  const size = { minWidth: 100, maxWidth: maxMm, minHeight: 100, maxHeight: maxMm };
   const { template, errors } = validateTemplate({
     name: 'Test',
     slug: 'test',
@@ -288,6 +289,56 @@ describe('priceConfiguration', () => {
       );
       expect(pricing.lineItems.map((l) => [l.quantity, l.unitPrice, l.total])).toEqual([[3, 33.33, 99.99], [3, 3.33, 9.99]]);
       expect(pricing.subtotal).toBe(109.98);
+    });
+  });
+
+  describe('given prices near the largest amount a JSON number holds exactly (10^15 minor units)', () => {
+    /** 100 000 × 100 000 mm, the largest size a template allows: 10 000 m². */
+    const largest = (unitAmount: number, widthMm = 100_000) => ({
+      width: widthMm,
+      height: widthMm,
+      unitAmount,
+      components: [{ id: 'c1', componentId: 'TT', width: widthMm, height: widthMm }],
+    });
+    const priceLarge = (rules: unknown[], input: Record<string, unknown>, currency = 'EUR') => {
+      const template = catalog(rules, 100_000);
+      return () => priceConfiguration(template, TEMPLATE_ID, configure(template, input), currency);
+    };
+    const refusedAt = (path: string, largestAmount: string) =>
+      expect.objectContaining({ code: 'validation_error', fields: [{ path, message: expect.stringContaining(`(${largestAmount})`) }] });
+    /** 999 999 999.99 per m² on 10 000 m² is 9 999 999 999 900.00 per unit */
+    const area = { level: 'template', calculation: 'area', rate: 999_999_999.99 };
+
+    it('given the reviewer\'s template (area, 0.01, 1000% surcharge) at the largest size and 999 units, then it is refused, not priced inexactly', () => {
+      const rules = [area, { level: 'template', calculation: 'fixed', amount: 0.01 }, { level: 'template', calculation: 'percentage', percent: 1000 }];
+      // one unit alone is past it (99 999 999 999 000.10 of surcharge), so no unitAmount would do: the configuration as a whole
+      expect(priceLarge(rules, largest(999))).toThrow(refusedAt('', '10000000000000.00'));
+      expect(priceLarge(rules, largest(1))).toThrow(AmountTooLarge);
+    });
+
+    it('given one unit priced at exactly the largest amount, then every amount is exact; one cent more is refused', () => {
+      const atTheLimit = priceLarge([area, { level: 'template', calculation: 'fixed', amount: 100 }], largest(1))();
+      expect(atTheLimit.lineItems.map((l) => [l.unitPrice, l.total])).toEqual([[9_999_999_999_900, 9_999_999_999_900], [100, 100]]);
+      expect(atTheLimit.subtotal).toBe(10_000_000_000_000);
+      expect(priceLarge([area, { level: 'template', calculation: 'fixed', amount: 100.01 }], largest(1))).toThrow(refusedAt('', '10000000000000.00'));
+    });
+
+    it('given a unit price that fits but too many units, then it is refused at unitAmount', () => {
+      expect(priceLarge([area], largest(1))().subtotal).toBe(9_999_999_999_900);
+      expect(priceLarge([area], largest(2))).toThrow(refusedAt('unitAmount', '10000000000000.00'));
+    });
+
+    it('given yen (no decimals), then the limit is 10^15 yen', () => {
+      const perM2 = [{ level: 'template', calculation: 'area', rate: 1_000_000_000 }]; // 10^13 yen per unit
+      expect(priceLarge(perM2, largest(100), 'JPY')().subtotal).toBe(1e15);
+      expect(priceLarge(perM2, largest(101), 'JPY')).toThrow(refusedAt('unitAmount', '1000000000000000'));
+    });
+
+    it('given dinar (three decimals), then the limit is 10^12 dinar', () => {
+      const perM2 = [{ level: 'template', calculation: 'area', rate: 1_000_000_000 }]; // 10 000 × 10 000 mm = 100 m²: 10^11 per unit
+      expect(priceLarge(perM2, largest(10, 10_000), 'KWD')().subtotal).toBe(1e12);
+      expect(priceLarge(perM2, largest(11, 10_000), 'KWD')).toThrow(refusedAt('unitAmount', '1000000000000.000'));
+      expect(priceLarge([area], largest(1), 'KWD')).toThrow(refusedAt('', '1000000000000.000'));
     });
   });
 

@@ -1,5 +1,5 @@
 import Decimal from 'decimal.js';
-import { lineTotal, moneyDecimal, roundMoney, toMoneyNumber } from '@lib/shared';
+import { checkedAmount, isRepresentableAmount, lineTotal, moneyDecimal, roundMoney } from '@lib/shared';
 import { Configuration } from './configuration';
 import { ComponentType, ItemType, PriceTier, PricingRule, TemplateBody } from './template';
 import { TemplateIndex, indexTemplate } from './template-index';
@@ -36,7 +36,9 @@ interface RuleUse {
 /**
  * The base price breakdown of a valid configuration of a valid template: one line per rule that
  * applies, in rule order and, within a rule, in component order. All arithmetic is decimal; each
- * per-unit amount is rounded once, to the minor unit of `currency`.
+ * per-unit amount is rounded once, to the minor unit of `currency`. A price beyond the largest
+ * amount of the currency is refused (AmountTooLarge) at `unitAmount` when one unit's price fits
+ * (fewer units would do), else at the configuration as a whole (path `""`).
  */
 export function priceConfiguration(
   template: TemplateBody,
@@ -48,7 +50,7 @@ export function priceConfiguration(
   const index = indexTemplate(template);
   const labels = LINE_LABELS[locale as LabelLocale] ?? LINE_LABELS.en;
   const quantity = configuration.unitAmount;
-  const lineItems: BaseLineItem[] = [];
+  const lines: Array<Omit<BaseLineItem, 'unitPrice' | 'total'> & { unitPrice: Decimal; total: Decimal }> = [];
   let unitPricesSoFar = moneyDecimal(0);
   let subtotal = moneyDecimal(0);
 
@@ -64,18 +66,24 @@ export function priceConfiguration(
       const total = lineTotal(quantity, unitPrice, currency);
       unitPricesSoFar = unitPricesSoFar.plus(unitPrice);
       subtotal = subtotal.plus(total);
-      lineItems.push({
+      lines.push({
         description: rule.description ?? use.label,
         quantity,
-        unitPrice: toMoneyNumber(unitPrice),
-        total: toMoneyNumber(total),
+        unitPrice,
+        total,
         itemType: rule.calculation === 'percentage' || rule.itemType === 'labor' ? 'labor' : use.itemType,
         itemKey: use.itemKey,
-        sortOffset: lineItems.length * 10,
+        sortOffset: lines.length * 10,
       });
     }
   });
-  return { lineItems, subtotal: toMoneyNumber(subtotal) };
+  // No amount is negative: when one unit's prices together fit, so does each, and only the number of units is too many.
+  const path = isRepresentableAmount(unitPricesSoFar, currency) ? 'unitAmount' : '';
+  const amount = (value: Decimal) => checkedAmount(value, currency, path);
+  return {
+    lineItems: lines.map((line) => ({ ...line, unitPrice: amount(line.unitPrice), total: amount(line.total) })),
+    subtotal: amount(subtotal),
+  };
 }
 
 type LabelLocale = 'en' | 'de' | 'nl';
