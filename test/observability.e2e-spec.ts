@@ -13,6 +13,7 @@ import { loadConfig } from '@lib/shared';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
 import { createGatewayApp } from '../apps/api-gateway/src/create-gateway';
+import { QuoteFixtures } from './quotes-fixtures';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 /** Every JSON line the product logs while a test runs. */
@@ -176,6 +177,13 @@ describe('observability over HTTP', () => {
     await app.request('GET', '/q/quoteSECRETtoken3');
     await app.request('GET', '/storefront/v1/sessions/ses_1/stream?token=cst_SECRETcustomer4');
     await app.request('GET', '/api/v1/quotes', { headers: { cookie: 'session=cookieSECRET5' } });
+    // A secret sent as the request id is not adopted: the line and the answer carry a new id.
+    for (const sentAsId of [org.apiKey, secret.body.secret]) {
+      const res = await app.request('GET', '/api/v1/organization', { token: org.apiKey, headers: { 'x-request-id': sentAsId } });
+      expect(res.status).toBe(200);
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(logs.lines.find((l) => l.requestId === res.headers['x-request-id'])).toMatchObject({ req: { url: '/api/v1/organization' } });
+    }
 
     const all = logs.all;
     for (const leaked of [org.apiKey, ADMIN_TOKEN, secret.body.secret, 'qk_live_notavalid', 'SECRETtoken1', 'SECRETtoken2', 'SECRETtoken3', 'SECRETcustomer4', 'cookieSECRET5']) {
@@ -190,6 +198,20 @@ describe('observability over HTTP', () => {
         '/storefront/v1/sessions/ses_1/stream?token=[redacted]',
       ]),
     );
+  });
+
+  it('never logs a working quote token, also on paths no route matches', async () => {
+    const f = new QuoteFixtures(app);
+    const org = await f.organization();
+    const quoteId = await f.createQuote(org, await f.submission(org));
+    await f.send(org, quoteId);
+    const quoteToken = await f.customerToken(quoteId);
+    expect((await app.request('GET', `/storefront/v1/quotes/${quoteToken}`)).status).toBe(200);
+    const unmatched = await app.request('GET', `/storefront//v1/quotes/${quoteToken}`);
+    expect(unmatched.status).toBe(404);
+
+    expect(logs.all).not.toContain(quoteToken);
+    expect(logs.lines.find((l) => l.requestId === unmatched.headers['x-request-id'])).toMatchObject({ req: { url: '/storefront//v1/quotes/[redacted]' }, res: { statusCode: 404 } });
   });
 
   it('keeps every line JSON with a level and time', async () => {

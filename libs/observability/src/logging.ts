@@ -238,8 +238,8 @@ export function logRequestCompleted(root: Logger, completed: CompletedRequest): 
   }
   // The same line pino writes for these fields, composed here: one request line through pino's
   // redaction, hooks and serializer cost ~25 µs, a third of a cached list request. Nothing in it
-  // needs redacting: the id is plain characters (requestIdFrom), the URL is redacted above, the
-  // rest are numbers and the method.
+  // needs redacting: the id is plain characters and no secret (requestIdFrom), the URL is
+  // redacted above, the rest are numbers and the method.
   direct.lines.add(
     `{"level":"${level}"${isoTimeOfMillisecond()}${direct.base},"requestId":${JSON.stringify(requestId)},"req":{"method":${JSON.stringify(method)},"url":${JSON.stringify(url)}},"res":{"statusCode":${statusCode}},"durationMs":${durationMs},"msg":"request completed"}\n`,
   );

@@ -1,3 +1,5 @@
+import { get } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { redactText, redactUrl } from './redaction';
 
@@ -17,6 +19,22 @@ const ROUTED_ELSEWISE: Array<[string, string, string]> = [
   ['GET', '/%71/AbC123xyz?lang=de&token=cst_secret', '/%71/[redacted]?lang=de&token=[redacted]'],
   // An absolute-form request target: the router drops scheme and host.
   ['GET', 'http://gateway.example/q/AbC123xyz?lang=de', 'http://gateway.example/q/[redacted]?lang=de'],
+];
+
+/** A customer quote token as libs/quotes mints them: 43 base62 characters, no prefix. */
+const QUOTE_TOKEN = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ABCDEFG';
+
+/** Paths with a working quote token that no route matches (404): logged all the same. */
+const UNMATCHED: Array<[string, string]> = [
+  [`//q/${QUOTE_TOKEN}`, '//q/[redacted]'],
+  [`/q//${QUOTE_TOKEN}`, '/q//[redacted]'],
+  [`/./q/${QUOTE_TOKEN}`, '/./q/[redacted]'],
+  [`/Q/${QUOTE_TOKEN}?lang=de`, '/Q/[redacted]?lang=de'],
+  [`/storefront//v1/quotes/${QUOTE_TOKEN}/accept`, '/storefront//v1/quotes/[redacted]/accept'],
+  [`/storefront/v1/../v1/quotes/${QUOTE_TOKEN}`, '/storefront/v1/../v1/quotes/[redacted]'],
+  [`/storefront/v1/QUOTES/${QUOTE_TOKEN}.pdf`, '/storefront/v1/QUOTES/[redacted]'],
+  [`/nowhere/%41${QUOTE_TOKEN.slice(1)}`, '/nowhere/[redacted]'],
+  [`/nowhere?quote=${QUOTE_TOKEN}`, '/nowhere?quote=[redacted]'],
 ];
 
 describe('redactUrl', () => {
@@ -63,6 +81,29 @@ describe('redactUrl', () => {
     }
   });
 
+  it.each(UNMATCHED)('hides the quote token of %s, which no route matches', (url, expected) => {
+    expect(redactUrl(url)).toBe(expected);
+  });
+
+  it('hides the quote token of paths the router answers with 404', async () => {
+    const fastify = Fastify({ routerOptions: { maxParamLength: 2048 } });
+    fastify.get('/storefront/v1/quotes/:token', async () => ({}));
+    fastify.get('/storefront/v1/quotes/:token/accept', async () => ({}));
+    fastify.get('/q/:token', async () => ({}));
+    // Over a socket, the path as written: the injector and URL strings resolve dot segments first.
+    await fastify.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = fastify.server.address() as AddressInfo;
+    const statusOf = (path: string) => new Promise<number | undefined>((resolve, reject) => get({ host: '127.0.0.1', port, path }, (res) => resolve(res.resume().statusCode)).on('error', reject));
+    try {
+      for (const [url] of UNMATCHED) {
+        expect([url, await statusOf(url)]).toEqual([url, 404]);
+        expect(redactUrl(url)).not.toContain(QUOTE_TOKEN.slice(1));
+      }
+    } finally {
+      await fastify.close();
+    }
+  });
+
   it.each([
     ['/api/v1/quotes/qk_live_ki5dHaK7HfdFz1K7SajdIdusdBBzRYjC8AZof7mf', '/api/v1/quotes/[redacted]'],
     ['/nope/qk_live_abc/more', '/nope/[redacted]/more'],
@@ -79,6 +120,9 @@ describe('redactUrl', () => {
     expect(redactUrl('/q/')).toBe('/q/');
     expect(redactUrl('/api/v1/quotes/quo%5F123/%E0%A4%A')).toBe('/api/v1/quotes/quo%5F123/%E0%A4%A');
     expect(redactUrl('http://gateway.example?token=cst_secret')).toBe('http://gateway.example?token=[redacted]');
+    // Alphanumeric runs other than 43 characters: ids, hex hashes.
+    const hash = 'ab12'.repeat(16);
+    expect(redactUrl(`/api/v1/quotes/quo_000Vc7uipe8BU2hZn2bQcCvI/v/${hash}?after=${hash}`)).toBe(`/api/v1/quotes/quo_000Vc7uipe8BU2hZn2bQcCvI/v/${hash}?after=${hash}`);
   });
 });
 
@@ -104,6 +148,8 @@ describe('redactText', () => {
     [`{"token":"${PCT}"}`, PCT],
     ['secret whsec_AAA=', 'whsec_AAA'],
     ['at /q/AbC123xyz now', 'AbC123xyz'],
+    [`no quote for token ${QUOTE_TOKEN}.`, QUOTE_TOKEN],
+    [`opened https://quotes.example/Q/${QUOTE_TOKEN}`, QUOTE_TOKEN],
     ['hook https://x.example/h?signature=s1gn', 's1gn'],
   ])('hides the one secret of %j', (message, secret) => {
     expect(redactText(message)).not.toContain(secret);
@@ -112,5 +158,7 @@ describe('redactText', () => {
   it('keeps a message without secrets unchanged', () => {
     expect(redactText('request completed')).toBe('request completed');
     expect(redactText('delivery evt_1 failed: HTTP 500')).toBe('delivery evt_1 failed: HTTP 500');
+    // a hex SHA-256 (what audit exports keep of a token) is not a quote token
+    expect(redactText(`tokenHash ${'ab12'.repeat(16)}`)).toBe(`tokenHash ${'ab12'.repeat(16)}`);
   });
 });

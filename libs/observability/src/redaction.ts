@@ -1,7 +1,8 @@
 /**
  * What must never reach a log line: credentials in headers are not logged at all (the request
  * serializer keeps method, URL and route only); the URL itself can carry capability tokens in
- * its path and the customer token in its query, and free-text messages can quote either.
+ * its path and the customer token in its query, and free-text messages or a request id sent by
+ * the caller can quote either.
  */
 
 export const REDACTED = '[redacted]';
@@ -19,6 +20,9 @@ const SECRET_SHAPES: RegExp[] = [
   /\bcst_[0-9A-Za-z]+/g, // customer tokens
   /\bpct_[0-9A-Za-z_-]+/g, // pricing capability tokens (base64url)
   /\bwhsec_[0-9A-Za-z+/=_-]+/g, // webhook signing secrets
+  // Customer quote tokens have no prefix: exactly 43 base62 characters (quoteToken). Longer runs
+  // stay, so that hex hashes (64 characters), which audit exports keep on purpose, are not taken for one.
+  /(?<![0-9A-Za-z])[0-9A-Za-z]{43}(?![0-9A-Za-z])/g,
   /\b(Bearer)\s+[^\s,;"']+/gi,
 ];
 
@@ -28,7 +32,12 @@ const TOKEN_PATH_SEGMENTS = TOKEN_PATH_PREFIXES.map((prefix) => prefix.split('/'
 /** An absolute-form request target (`GET http://host/q/…`): the router drops this part (find-my-way's FULL_PATH_REGEXP). */
 const ABSOLUTE_FORM_ORIGIN = /^https?:\/\/.*?(?=\/)/;
 
-/** The URL as it may be logged: capability-token segments and credential query values replaced. */
+/**
+ * The URL as it may be logged: the token segment of a capability-token route and credential
+ * query values replaced, and so is any segment or query value shaped like a key, token or secret.
+ * The shapes do not depend on the router: a quote token under `//q/`, `/Q/` or
+ * `/storefront/v1/../v1/quotes/`, which no route matches (404), is replaced all the same.
+ */
 export function redactUrl(url: string): string {
   const origin = url.startsWith('/') ? '' : (ABSOLUTE_FORM_ORIGIN.exec(url)?.[0] ?? '');
   const queryAt = url.indexOf('?', origin.length);
@@ -103,10 +112,11 @@ function holdsSecretShape(part: string): boolean {
 const SECRET_SHAPE_TESTS = SECRET_SHAPES.map((shape) => new RegExp(shape.source, shape.flags.replace('g', '')));
 
 /**
- * Every secret shape above has an underscore or "Bearer", every token path a slash, every
- * credential query value an equals sign: text with none of them (most log messages) is left as it is.
+ * Every secret shape above has an underscore, "Bearer" or 43 alphanumerics in a row, every token
+ * path a slash, every credential query value an equals sign: text with none of them (most log
+ * messages) is left as it is.
  */
-const MAY_HOLD_SECRET = /[_/=]|bearer/i;
+const MAY_HOLD_SECRET = /[_/=]|bearer|[0-9A-Za-z]{43}/i;
 
 /** A free-text message with every recognisable secret and token-bearing URL replaced. */
 export function redactText(text: string): string {
