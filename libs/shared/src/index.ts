@@ -10,3 +10,4 @@ export * from './sqlite';
 export * from './canonical-json';
 export * from './files';
 export * from './sleeper';
+export * from './sqlite-snapshot';
