@@ -3,6 +3,9 @@ import { quoteDecider, quoteNumberOf, quoteStream, type QuoteCommand, type Quote
 
 const DAY = 86_400_000;
 const START = Date.UTC(2026, 0, 5);
+/** How many organizations the generated quotes belong to: `org_gen0` … `org_gen49`. */
+export const GENERATED_ORGANIZATIONS = 50;
+export const generatedOrganizationId = (n: number) => `org_gen${n}`;
 
 const LINES: QuoteLineInput[] = [
   { description: 'Tilt-turn window 1200 × 1400', quantity: 2, unitPrice: 612.4, itemType: 'window', itemKey: 'product:tpl_bench:0', externalRef: null },
@@ -75,7 +78,7 @@ export async function generateQuoteEvents(store: EventStore, total: number, opti
   const worker = async () => {
     while (written < total) {
       const index = next++;
-      const { quoteId, events } = quoteLife(index, `org_gen${index % 50}`, 2);
+      const { quoteId, events } = quoteLife(index, generatedOrganizationId(index % GENERATED_ORGANIZATIONS), 2);
       written += events.length;
       await store.appendToStream(
         quoteStream(quoteId),

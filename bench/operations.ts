@@ -54,10 +54,10 @@ export async function benchRebuild(): Promise<string[]> {
     const generateSeconds = (performance.now() - started) / 1000;
     await store.close();
     process.stderr.write(`\ngenerated ${written} events in ${generateSeconds.toFixed(1)} s; rebuilding\n`);
-    const first = await runCli(dataDir, ['projections:rebuild', '--all', '--switch-grace-ms', '0']);
+    const first = await runCli(dataDir, ['projections:rebuild', '--all']);
     if (first.code !== 0) throw new Error(`rebuild failed: ${first.stdout}`);
     // A second rebuild: generation 1 is live and is dropped after the switch to generation 2.
-    const second = await runCli(dataDir, ['projections:rebuild', '--all', '--switch-grace-ms', '0']);
+    const second = await runCli(dataDir, ['projections:rebuild', '--all']);
     if (second.code !== 0) throw new Error(`rebuild failed: ${second.stdout}`);
     const rate = (seconds: number) => Math.round(written / seconds).toLocaleString('en');
     const row = (name: string, run: CliRun) =>
@@ -88,7 +88,7 @@ export async function benchAudit(): Promise<string[]> {
     const { quoteId, events } = quoteLife(0, 'org_audit', 100);
     await store.appendToStream(quoteStream(quoteId), events.map((event) => ({ ...event, metadata: { actor: 'apiKey:key_audit' } })), 'no_stream');
     await store.close();
-    const build = await runCli(dataDir, ['projections:rebuild', '--all', '--switch-grace-ms', '0']);
+    const build = await runCli(dataDir, ['projections:rebuild', '--all']);
     if (build.code !== 0) throw new Error('could not build the read model');
     const runs: CliRun[] = [];
     for (let i = 0; i < 5; i++) runs.push(await runCli(dataDir, ['audit:quote', quoteId, '--json']));

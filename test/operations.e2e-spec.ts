@@ -152,7 +152,7 @@ describe('operations: projection rebuilds and audits', () => {
     const received = await settledWebhooks();
     expect(received).toBeGreaterThan(0);
     const deliveries = await app.get(ReadStore).count(DELIVERIES);
-    const { code } = await cli(app, 'projections:rebuild', '--all', '--switch-grace-ms', '300');
+    const { code } = await cli(app, 'projections:rebuild', '--all', '--switch-grace-ms', '1500');
     expect(code).toBe(0);
     await pause(1_000);
     expect(receiver.requests('/ops')).toHaveLength(received);
@@ -186,7 +186,7 @@ describe('operations: projection rebuilds and audits', () => {
     const stopped = JSON.parse((await cli(app, 'projections:status', '--json')).out).projections.find((p: any) => p.name === 'quotes');
     expect(stopped).toMatchObject({ generation: live.generation, checkpoint: live.checkpoint, rebuild: { generation: live.generation + 1, checkpoint: expect.any(Number) } });
     expect(stopped.rebuild.checkpoint).toBeGreaterThan(0);
-    const resumed = await cli(app, 'projections:rebuild', 'quotes', '--switch-grace-ms', '300');
+    const resumed = await cli(app, 'projections:rebuild', 'quotes', '--switch-grace-ms', '1500');
     expect(resumed.out).toContain(`resumed from position ${stopped.rebuild.checkpoint}`);
     const after = JSON.parse((await cli(app, 'projections:status', '--json')).out).projections.find((p: any) => p.name === 'quotes');
     expect(after).toMatchObject({ generation: live.generation + 1, rebuild: null, lag: 0 });
@@ -222,7 +222,8 @@ describe('operations: projection rebuilds and audits', () => {
       const { code, err } = await cli(app, 'audit:quote', quoteId);
       expect(code).toBe(1);
       expect(err).toContain('MISMATCH');
-      expect(err).toContain(`version ${stored.seq}.snapshot`);
+      // the third history entry (created, line items replaced, revised), the one GET /versions shows first
+      expect(err).toContain('version 2 (entry 3).snapshot.total: replay 99.19, stored 1');
     } finally {
       await store.upsert([{ collection: 'quote_versions_v3', document: stored }]);
     }
@@ -296,6 +297,9 @@ describe('operations: projection rebuilds and audits', () => {
     const positions = events.map((e) => e.position);
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
     const future = await cli(app, 'audit:export', '--org', org.organizationId, '--from', new Date(Date.now() + 60_000).toISOString());
-    expect(future.out).toBe('');
+    expect([future.code, future.out]).toEqual([0, '']);
+    // a mistyped organization is told as such, not exported as one without events
+    const unknown = await cli(app, 'audit:export', '--org', `${org.organizationId}x`);
+    expect([unknown.code, unknown.out, unknown.err]).toEqual([1, '', `unknown organization ${org.organizationId}x: the event log has no such organization\n`]);
   });
 });

@@ -31,7 +31,7 @@ describe('the CLI on an embedded store', () => {
 
   beforeAll(async () => {
     ({ dataDir } = await generatedDataDir('cli-', 700));
-    expect((await cli(dataDir, 'projections:rebuild', 'quotes', '--switch-grace-ms', '0')).code).toBe(0);
+    expect((await cli(dataDir, 'projections:rebuild', 'quotes', '--switch-grace-ms', '1500')).code).toBe(0);
   }, 60_000);
 
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -48,13 +48,24 @@ describe('the CLI on an embedded store', () => {
       ['--switch-grace-ms', 'soon'],
       ['--switch-grace-ms', '0x10'],
       ['--switch-grace-ms', ''],
+      ['--switch-grace-ms', '0'],
+      ['--switch-grace-ms', '1499'],
     ])('given %s %j, then it exits 2 naming the option, and the live generation stays', async (option, value) => {
       const before = await quotesStatus(dataDir);
-      const { code, out, err } = await cli(dataDir, 'projections:rebuild', 'quotes', `${option}=${value}`, ...(option === '--switch-grace-ms' ? [] : ['--switch-grace-ms', '0']));
+      const { code, out, err } = await cli(dataDir, 'projections:rebuild', 'quotes', `${option}=${value}`);
       expect([code, out]).toEqual([2, '']);
-      expect(err).toContain(`${option} must be a whole number, ${option === '--batch-size' ? 1 : 0} or more; got ${JSON.stringify(value)}`);
+      expect(err).toContain(`${option} must be a whole number, ${option === '--batch-size' ? 1 : 1500} or more`);
+      expect(err).toContain(`; got ${JSON.stringify(value)}`);
       expect(await quotesStatus(dataDir)).toEqual(before);
       expect(before).toMatchObject({ generation: 1, lag: 0 });
+    });
+
+    it('given a grace period shorter than readers take to leave the old generation, then the message names the minimum and why', async () => {
+      const { code, err } = await cli(dataDir, 'projections:rebuild', '--all', '--switch-grace-ms', '0');
+      expect(code).toBe(2);
+      expect(err).toContain(
+        '--switch-grace-ms must be a whole number, 1500 or more (the old generation is dropped after it, and gateways may still read it up to 1250 ms after the switch); got "0"',
+      );
     });
   });
 
@@ -94,7 +105,8 @@ describe('the CLI on an embedded store', () => {
         const { code, err } = await cli(dataDir, 'audit:quote', QUOTE);
         expect(code).toBe(1);
         expect(err).toContain('MISMATCH');
-        expect(err).toMatch(new RegExp(`version ${stored.seq}\\.snapshot\\.lineItems: replay \\[.+, stored \\(missing\\)`));
+        // the newest of the generated quote's three history entries (created, replaced, revised)
+        expect(err).toMatch(/version 2 \(entry 3\)\.snapshot\.lineItems: replay \[.+, stored \(missing\)/);
       } finally {
         await reads.upsert([{ collection: QUOTE_VERSIONS, document: stored }]);
         await reads.close();
@@ -113,6 +125,47 @@ describe('the CLI on an embedded store', () => {
       const { code, out, err } = await cli(dataDir, 'audit:export', '--org', ORG, option, value);
       expect([code, out]).toEqual([2, '']);
       expect(err).toContain(`${option} must be YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS[.sss]] (UTC, unless it ends in Z or ±HH:MM) or Unix ms (five digits or more); got ${JSON.stringify(value)}`);
+    });
+  });
+
+  describe('audit:export of an organization', () => {
+    it('given an organization id the log does not know, then it exits 1 naming it, and writes nothing', async () => {
+      const out = join(dataDir, 'unknown-org.ndjson');
+      const { code, err } = await cli(dataDir, 'audit:export', '--org', 'org_unknown', '--out', out);
+      expect([code, err]).toEqual([1, 'unknown organization org_unknown: the event log has no such organization\n']);
+      expect(existsSync(out)).toBe(false);
+      const toStdout = await cli(dataDir, 'audit:export', '--org', 'org_unknown');
+      expect([toStdout.code, toStdout.out]).toEqual([1, '']);
+    });
+
+    it('given an organization with no events in the range, then it exits 0 and exports none', async () => {
+      const { code, out, err } = await cli(dataDir, 'audit:export', '--org', ORG, '--from', '2100-01-01');
+      expect([code, out, err]).toEqual([0, '', `exported 0 events of organization ${ORG}\n`]);
+    });
+  });
+
+  describe('wrong usage', () => {
+    it.each([
+      [['projections:status', 'extra']],
+      [['projections:list', 'extra']],
+      [['audit:export', '--org', ORG, 'extra']],
+      [['audit:quote', QUOTE, 'extra']],
+      [['outbox:skip-to-head', 'extra']],
+    ])('given %j, an argument the command does not take, then it exits 2 naming it', async (argv) => {
+      const { code, out, err } = await cli(dataDir, ...argv);
+      expect([code, out]).toEqual([2, '']);
+      expect(err).toMatch(/takes (no arguments; got "extra"|one quote id)/);
+    });
+
+    it.each([
+      [['audit:export', '--org', ORG, '--from', '2026-01-01', '--from', '2026-02-01'], '--from'],
+      [['audit:export', '--org', ORG, '--org', 'org_gen1'], '--org'],
+      [['projections:rebuild', 'quotes', '--batch-size=10', '--batch-size', '20'], '--batch-size'],
+      [['projections:status', '--json', '--json'], '--json'],
+    ])('given %j, an option given twice, then it exits 2 naming it', async (argv, option) => {
+      const { code, out, err } = await cli(dataDir, ...argv);
+      expect([code, out]).toEqual([2, '']);
+      expect(err).toContain(`${option} is given more than once; give it once`);
     });
   });
 
@@ -154,7 +207,7 @@ describe('the CLI on an embedded store', () => {
 
     it('given a rebuild, then it finishes its switch and exits 0 quietly', async () => {
       const before = await quotesStatus(dataDir);
-      const { code, err } = await runToHeadOne(['projections:rebuild', 'quotes', '--switch-grace-ms', '0']);
+      const { code, err } = await runToHeadOne(['projections:rebuild', 'quotes', '--switch-grace-ms', '1500']);
       expect(err).not.toMatch(/EPIPE|failed/);
       expect(code).toBe(0);
       expect(await quotesStatus(dataDir)).toMatchObject({ generation: before.generation + 1, lag: 0 });

@@ -4,11 +4,13 @@ import type { Writable } from 'node:stream';
 import { atGeneration, checkpointName, liveProjections, rebuildProjections, upcast, type Projection } from '@lib/event-sourcing';
 import type { EventStore, RecordedEvent } from '@lib/event-store';
 import type { ReadStore } from '@lib/read-store';
+import { organizationStream } from '@lib/organizations/domain/organization.events';
 import { auditQuote } from '@lib/quotes/application/quote-audit';
 import { RELAY_CHECKPOINT } from '@lib/runtime/relay';
 import { redactEventData, redactSecretShapes } from './export-redaction';
 import { closed, drained } from './output';
 import { ProgressReporter } from './progress';
+import { readRebuildLease, RebuildLease, runningRebuild } from './rebuild-lease';
 import { UsageError } from './usage-error';
 
 /** What a command needs: the same ports the apps use, and where it writes. */
@@ -35,6 +37,7 @@ function pad(rows: string[][]): string[] {
 export async function projectionStatus(context: CliContext, json: boolean): Promise<number> {
   const head = await context.events.headPosition();
   const live = await liveProjections(context.reads, context.projections());
+  const running = runningRebuild(await readRebuildLease(context.reads));
   const rows = await Promise.all(
     live.map(async (projection) => {
       const checkpoint = (await context.reads.getCheckpoint(checkpointName(projection))) ?? 0;
@@ -47,6 +50,8 @@ export async function projectionStatus(context: CliContext, json: boolean): Prom
         checkpoint,
         lag: Math.max(0, head - checkpoint),
         rebuild: rebuilding === null ? null : { generation: next.generation, checkpoint: rebuilding },
+        /** the rebuild of the projection that is running now, if any */
+        running: running?.projections.includes(projection.name) ? { pid: running.pid, host: running.host, startedAt: running.startedAt } : null,
       };
     }),
   );
@@ -62,12 +67,19 @@ export async function projectionStatus(context: CliContext, json: boolean): Prom
       String(row.generation),
       String(row.checkpoint),
       String(row.lag),
-      row.rebuild ? `g${row.rebuild.generation} at ${row.rebuild.checkpoint} (unfinished; run projections:rebuild to continue)` : '-',
+      rebuildState(row),
     ]),
   ];
   for (const text of pad(table)) line(context.out, text);
   line(context.out, `head of the event log: ${head}`);
   return EXIT.ok;
+}
+
+/** The REBUILD column: a running rebuild and where it stands, or one that stopped and waits to be run again. */
+function rebuildState(row: { rebuild: { generation?: number; checkpoint: number } | null; running: { pid: number; host: string } | null }): string {
+  const at = row.rebuild ? `g${row.rebuild.generation} at ${row.rebuild.checkpoint} ` : '';
+  if (row.running) return `${at}running (pid ${row.running.pid} on ${row.running.host})`.trimStart();
+  return row.rebuild ? `${at}(unfinished; run projections:rebuild to continue)` : '-';
 }
 
 /** projections:rebuild <name>… | --all */
@@ -78,6 +90,7 @@ export async function rebuild(context: CliContext, names: string[], all: boolean
   const unknown = names.filter((name) => !known.has(name));
   if (unknown.length > 0) throw new UsageError(`unknown projection ${unknown.join(', ')}; known: ${[...known.keys()].join(', ')}`);
   const projections = all ? every : names.map((name) => known.get(name)!);
+  const lease = await RebuildLease.acquire(context.reads, projections.map((projection) => projection.name));
   const progress = new ProgressReporter(context.err);
   const result = await rebuildProjections({
     events: context.events,
@@ -85,8 +98,11 @@ export async function rebuild(context: CliContext, names: string[], all: boolean
     projections,
     batchSize: options.batchSize,
     switchGraceMs: options.switchGraceMs,
-    onProgress: (state) => progress.update(state),
-  });
+    onProgress: (state) => {
+      lease.check();
+      progress.update(state);
+    },
+  }).finally(() => lease.release());
   progress.done();
   if (result.resumedFrom > 0) line(context.out, `resumed from position ${result.resumedFrom}`);
   for (const projection of result.projections) {
@@ -131,8 +147,11 @@ export async function auditQuoteCommand(context: CliContext, quoteId: string, js
   return EXIT.ok;
 }
 
-/** Who or what caused an event, from its metadata (`apiKey:<id>`, `admin`, `customer:<id>`, `pricing:<delivery>`, `system`). */
-export function actorOf(event: RecordedEvent): Record<string, string> {
+/**
+ * Who or what caused an event, from its metadata (`apiKey:<id>`, `admin`, `customer:<id>`,
+ * `pricing:<delivery>`, `system`): `{ type }`, with `id` when the type has one, as documented.
+ */
+export function actorOf(event: RecordedEvent): { type: string; id?: string } {
   const actor = event.metadata.actor;
   if (typeof actor !== 'string' || actor === '') return { type: 'unrecorded' };
   const [kind, ...rest] = actor.split(':');
@@ -146,16 +165,23 @@ export function actorOf(event: RecordedEvent): Record<string, string> {
       // the session or quote the customer's token opened, never the token itself
       return { type: 'customer', id };
     case 'pricing':
-      return { type: 'pricing_partner', deliveryId: id };
+      // the webhook delivery whose capability URL it used
+      return { type: 'pricing_partner', id };
     case 'system':
       return { type: 'system' };
     default:
-      return { type: 'other', value: actor };
+      return { type: 'other', id: actor };
   }
 }
 
 /** audit:export --org <id> [--from] [--to] [--out] — the organization's events as NDJSON, secrets and capability tokens redacted. */
 export async function auditExport(context: CliContext, options: { organizationId: string; from?: number; to?: number; out?: string }): Promise<number> {
+  // A mistyped id would export nothing, which reads as an organization without events. Asked of
+  // the log, not the read model, which may lag it or be lost (a restore of events.db alone).
+  if ((await context.events.readStream(organizationStream(options.organizationId), { maxCount: 1 })).length === 0) {
+    line(context.err, `unknown organization ${options.organizationId}: the event log has no such organization`);
+    return EXIT.failed;
+  }
   const target: Writable = options.out ? createWriteStream(options.out) : context.out;
   // A file that cannot be written is destroyed with its error, which `finished` below reports.
   if (options.out) target.on('error', () => undefined);

@@ -113,7 +113,10 @@ describe('audit:export writes no secret or capability token', () => {
       recorded(4, 'session-ses_1', 'session.v1.pricingTokenIssued', { organizationId: ORG, sessionId: 'ses_1', tokenHash: hashCapabilityToken(capabilityToken), deliveryId: 'dlv_1' }, { actor: `relay ${capabilityToken}`, correlationId: `cst_${randomBase62(40)}` }),
       recorded(5, `organization-${ORG}`, 'organization.v2.signingSecretRotated', { organizationId: ORG, secretId: 'sec_2', sealedSecret, previousValidUntil: 5, at: 5 }),
     ];
-    const events = { readAll: async ({ after }: { after: number }) => log.filter((event) => event.position > after) } as unknown as EventStore;
+    const events = {
+      readAll: async ({ after }: { after: number }) => log.filter((event) => event.position > after),
+      readStream: async (streamId: string) => log.filter((event) => event.streamId === streamId),
+    } as unknown as EventStore;
     const out = new PassThrough();
     let text = '';
     out.on('data', (chunk) => (text += chunk));
@@ -134,6 +137,6 @@ describe('audit:export writes no secret or capability token', () => {
     expect(lines[4].data).toMatchObject({ secretId: 'sec_2', sealedSecret: REDACTED, previousValidUntil: 5 });
     expect(lines[1]).toMatchObject({ actor: { type: 'api_key', id: 'key_1' }, data: { customerUrl: `https://quotes.example.com/q/${REDACTED}`, tokenHash: 'ab12' } });
     expect(lines[2].data).toMatchObject({ changeDescription: `oops ${REDACTED}`, previousTotals: null });
-    expect(lines[3]).toMatchObject({ actor: { type: 'other', value: `relay ${REDACTED}` }, correlationId: REDACTED });
+    expect(lines[3]).toMatchObject({ actor: { type: 'other', id: `relay ${REDACTED}` }, correlationId: REDACTED });
   });
 });

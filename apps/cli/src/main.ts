@@ -3,26 +3,40 @@ import 'reflect-metadata';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Projection } from '@lib/event-sourcing';
+import { MAX_HOLD_MS, POINTER_REFRESH_MS, type Projection } from '@lib/event-sourcing';
 import { EMBEDDED_FILES, openEventStore, openReadStore } from '@lib/runtime/stores';
 import { ConfigError, loadConfig, type AppConfig } from '@lib/shared';
+import { backup, refuseEngines } from './backup';
 import { auditExport, auditQuoteCommand, EXIT, projectionStatus, rebuild, skipRelayToHead, type CliContext } from './commands';
 import { watchOutput } from './output';
 import { parseTimeRange } from './time-range';
 import { UsageError } from './usage-error';
+
+/**
+ * The shortest grace period after which no reader still uses the old generation: a gateway sees
+ * the switch within a pointer refresh, then may hold its reads on the old generation for
+ * MAX_HOLD_MS; one refresh more covers reads already under way and the projector leaving it.
+ * Shorter ones, with the product running, answered 401 for valid API keys, "no such table" and
+ * stale reads after writes (a review, 2026-11-26). The library takes any period, for its tests.
+ */
+const MIN_SWITCH_GRACE_MS = MAX_HOLD_MS + 2 * POINTER_REFRESH_MS;
+const SWITCH_GRACE_WHY = `the old generation is dropped after it, and gateways may still read it up to ${POINTER_REFRESH_MS + MAX_HOLD_MS} ms after the switch`;
 
 const USAGE = `usage: quoting-cli <command> [options]   (npm run cli -- <command>)
 
   projections:list | projections:status [--json]
       every projection: name, version, live generation, checkpoint, lag behind the log
   projections:rebuild <name>… | --all [--batch-size N] [--switch-grace-ms MS]
-      blue/green rebuild from the start of the log; run it again to continue a stopped one
+      blue/green rebuild from the start of the log; run it again to continue a stopped one.
+      The old generation is dropped MS after the switch (default 2000, at least ${MIN_SWITCH_GRACE_MS}: readers leave it)
   audit:quote <quoteId> [--json]
       every version of the quote from its stream; exits 1 when the read model differs from the replay
   audit:export --org <organizationId> [--from <ISO date|ms>] [--to <ISO date|ms>] [--out <file>]
       the organization's events as NDJSON (stdout unless --out)
   outbox:skip-to-head
       the outbox relays only events stored from now on (after restoring events.db alone; outbox stopped)
+  backup <dir> [--json]
+      copies the embedded stores as of one instant (the apps keep running), the keys and pdfs/ into a new <dir>
 
 Works on the stores the apps use: DATA_DIR (embedded), or the engines that EVENTSTORE_URL /
 MONGODB_URL name. Exit codes: 0 ok, 1 failed (e.g. an audit mismatch), 2 wrong usage.
@@ -32,10 +46,10 @@ MONGODB_URL name. Exit codes: 0 ok, 1 failed (e.g. an audit mismatch), 2 wrong u
  * A whole-number option, at least `least`: decimal digits only, as Number() also reads '' as 0,
  * and ' 5', '1e3', '0x10' and '5.0' as numbers.
  */
-function count(name: string, value: string | undefined, least: number): number | undefined {
+function count(name: string, value: string | undefined, least: number, why?: string): number | undefined {
   if (value === undefined) return undefined;
   const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < least) throw new UsageError(`--${name} must be a whole number, ${least} or more; got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(n) || n < least) throw new UsageError(`--${name} must be a whole number, ${least} or more${why ? ` (${why})` : ''}; got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -54,12 +68,30 @@ function requireDataDir(config: AppConfig): void {
 }
 
 type Command = (context: CliContext) => Promise<number>;
+/** A command on the stores' files, not through the stores (backup): it opens none, since opening a store creates it when missing. */
+type FileCommand = { onFiles: (config: AppConfig, context: Pick<CliContext, 'out' | 'err'>) => Promise<number> };
+
+/** A command that takes no positional arguments: one given is a typo or a misplaced value, not something to ignore. */
+function noArguments(command: string, positionals: string[]): void {
+  if (positionals.length > 0) throw new UsageError(`${command} takes no arguments; got ${positionals.map((value) => JSON.stringify(value)).join(' ')}`);
+}
+
+/** Each option at most once: parseArgs keeps the last of `--from A --from B`, and the command would act on a guess. */
+function onceEach(tokens: Array<{ kind: string; name?: string }>): void {
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name === undefined) continue;
+    if (seen.has(token.name)) throw new UsageError(`--${token.name} is given more than once; give it once`);
+    seen.add(token.name);
+  }
+}
 
 /** The command the arguments name, checked before any store is opened: wrong usage is told as such, whatever the stores. */
-function commandOf(command: string, rest: string[]): Command {
-  const { values, positionals } = parseArgs({
+function commandOf(command: string, rest: string[]): Command | FileCommand {
+  const { values, positionals, tokens } = parseArgs({
     args: rest,
     allowPositionals: true,
+    tokens: true,
     options: {
       all: { type: 'boolean' },
       json: { type: 'boolean' },
@@ -71,12 +103,14 @@ function commandOf(command: string, rest: string[]): Command {
       'switch-grace-ms': { type: 'string' },
     },
   });
+  onceEach(tokens);
   switch (command) {
     case 'projections:list':
     case 'projections:status':
+      noArguments(command, positionals);
       return (context) => projectionStatus(context, values.json ?? false);
     case 'projections:rebuild': {
-      const options = { batchSize: count('batch-size', values['batch-size'], 1), switchGraceMs: count('switch-grace-ms', values['switch-grace-ms'], 0) };
+      const options = { batchSize: count('batch-size', values['batch-size'], 1), switchGraceMs: count('switch-grace-ms', values['switch-grace-ms'], MIN_SWITCH_GRACE_MS, SWITCH_GRACE_WHY) };
       return (context) => rebuild(context, positionals, values.all ?? false, options);
     }
     case 'audit:quote':
@@ -84,12 +118,22 @@ function commandOf(command: string, rest: string[]): Command {
       return (context) => auditQuoteCommand(context, positionals[0], values.json ?? false);
     case 'audit:export': {
       if (!values.org) throw new UsageError('audit:export needs --org <organizationId>');
+      noArguments(command, positionals);
       const options = { organizationId: values.org, ...parseTimeRange(values), out: values.out };
       return (context) => auditExport(context, options);
     }
     case 'outbox:skip-to-head':
-      if (positionals.length > 0) throw new UsageError('outbox:skip-to-head takes no arguments');
+      noArguments(command, positionals);
       return (context) => skipRelayToHead(context);
+    case 'backup':
+      if (positionals.length !== 1) throw new UsageError('backup takes one directory: backup <dir>');
+      return {
+        onFiles: (config, context) => {
+          refuseEngines(config);
+          requireDataDir(config);
+          return backup(context, config.dataDir, positionals[0], values.json ?? false);
+        },
+      };
     default:
       throw new UsageError(`unknown command ${command}`);
   }
@@ -108,6 +152,12 @@ export async function run(argv: string[], context: Omit<CliContext, 'events' | '
   try {
     const selected = commandOf(command, rest);
     const config = loadConfig(process.env);
+    if ('onFiles' in selected) {
+      const code = await selected.onFiles(config, context);
+      const failure = output.failure();
+      if (failure) throw failure;
+      return code;
+    }
     requireDataDir(config);
     const events = openEventStore(config);
     const reads = await openReadStore(config);

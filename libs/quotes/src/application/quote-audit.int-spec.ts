@@ -3,7 +3,7 @@ import { SqliteEventStore } from '@lib/event-store';
 import { SqliteReadStore } from '@lib/read-store';
 import { quoteStream, type QuoteEvent, type QuoteLineInput } from '../domain/quote.events';
 import { createQuote, decidedEvents } from '../domain/testing/quote-commands';
-import { QUOTE_LINKS, QUOTE_VERSIONS, quotesProjection, type QuoteLinkDocument, type QuoteVersionDocument } from '../projections/quotes.projection';
+import { QUOTE_LINKS, QUOTE_VERSIONS, quotesProjection, versionEntryId, type QuoteLinkDocument, type QuoteVersionDocument } from '../projections/quotes.projection';
 import { auditQuote } from './quote-audit';
 import { hashQuoteToken } from './quote-queries';
 
@@ -14,15 +14,19 @@ const TOKEN = 'customer-token-1';
 const LINK = { tokenHash: hashQuoteToken(TOKEN), customerUrl: `http://localhost:3000/q/${TOKEN}` };
 const line = (description: string, unitPrice: number): QuoteLineInput => ({ description, quantity: 1, unitPrice, itemType: 'window', itemKey: null, externalRef: null });
 
-/** A quote sent, viewed, revised, sent again and accepted by the customer through its link. */
+/**
+ * A quote whose draft breakdown was replaced, sent, viewed, revised, sent again and accepted by
+ * the customer through its link. Its history: version 1 twice (created, replaced), then version 2.
+ */
 const decided = (): QuoteEvent[] =>
   decidedEvents([
     createQuote(QUOTE, ORG, [line('Window', 100)], T0),
-    { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 1 },
-    { type: 'viewQuote', tokenHash: LINK.tokenHash, at: T0 + 2 },
-    { type: 'changeQuote', organizationId: ORG, terms: { taxRate: 9 }, revise: true, ifMatch: null, at: T0 + 3 },
-    { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 4 },
-    { type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', at: T0 + 5 },
+    { type: 'replaceLineItems', organizationId: ORG, lineItems: [line('Window, measured', 100)], revise: false, changeDescription: 'measured', ifMatch: null, at: T0 + 1 },
+    { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 2 },
+    { type: 'viewQuote', tokenHash: LINK.tokenHash, at: T0 + 3 },
+    { type: 'changeQuote', organizationId: ORG, terms: { taxRate: 9 }, revise: true, ifMatch: null, at: T0 + 4 },
+    { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 5 },
+    { type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', at: T0 + 6 },
   ]);
 
 /** In-memory stores holding the decided quote's events and the read model built from them. */
@@ -67,7 +71,7 @@ describe('auditQuote', () => {
       await store({ ...(await storedLink()), status: 'viewed', respondedAt: null });
       expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([
         `link ${LINK.tokenHash}.status: replay "accepted", stored "viewed"`,
-        `link ${LINK.tokenHash}.respondedAt: replay ${T0 + 5}, stored null`,
+        `link ${LINK.tokenHash}.respondedAt: replay ${T0 + 6}, stored null`,
       ]);
     });
 
@@ -90,27 +94,41 @@ describe('auditQuote', () => {
   });
 
   describe('a stored version snapshot with a field missing or extra', () => {
-    /** The newest stored version entry, its snapshot changed by `tamper`; returns its seq. */
-    async function tamperNewestVersion(tamper: (snapshot: Record<string, unknown>) => Record<string, unknown>): Promise<number> {
-      const [stored] = (await reads.find<QuoteVersionDocument>(QUOTE_VERSIONS, { filter: { quoteId: QUOTE }, sort: [{ field: 'seq', direction: 'desc' }], limit: 1 })).items;
+    /** The stored history entry `seq` (0 = the oldest), its snapshot changed by `tamper`. */
+    async function tamperEntry(seq: number, tamper: (snapshot: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
+      const stored = (await reads.get<QuoteVersionDocument>(QUOTE_VERSIONS, versionEntryId(QUOTE, seq)))!;
       const snapshot = tamper({ ...(stored.snapshot as unknown as Record<string, unknown>) });
       await reads.upsert([{ collection: QUOTE_VERSIONS, document: { ...stored, snapshot } }]);
-      return stored.seq;
     }
 
-    it('given a snapshot whose line items were removed, when audited, then the audit names the field as missing instead of failing', async () => {
-      const seq = await tamperNewestVersion((snapshot) => {
+    it('given the newest snapshot without its line items, when audited, then the audit names the field as missing instead of failing', async () => {
+      await tamperEntry(2, (snapshot) => {
         delete snapshot.lineItems;
         return snapshot;
       });
       const { mismatches } = (await auditQuote(events, reads, QUOTE))!;
       expect(mismatches).toHaveLength(1);
-      expect(mismatches[0]).toMatch(new RegExp(`^version ${seq}\\.snapshot\\.lineItems: replay \\[.+, stored \\(missing\\)$`));
+      expect(mismatches[0]).toMatch(/^version 2 \(entry 3\)\.snapshot\.lineItems: replay \[.+, stored \(missing\)$/);
     });
 
     it('given a snapshot with a field the replay does not make, when audited, then the audit names the extra field', async () => {
-      const seq = await tamperNewestVersion((snapshot) => ({ ...snapshot, discount: 5 }));
-      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`version ${seq}.snapshot.discount: replay (missing), stored 5`]);
+      await tamperEntry(2, (snapshot) => ({ ...snapshot, discount: 5 }));
+      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual(['version 2 (entry 3).snapshot.discount: replay (missing), stored 5']);
+    });
+
+    it('given the two entries of version 1 tampered, then each is named by the version GET /versions shows and its place in the history', async () => {
+      await tamperEntry(0, (snapshot) => ({ ...snapshot, total: 1 }));
+      await tamperEntry(1, (snapshot) => ({ ...snapshot, total: 2 }));
+      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([
+        'version 1 (entry 1).snapshot.total: replay 121, stored 1',
+        'version 1 (entry 2).snapshot.total: replay 121, stored 2',
+      ]);
+    });
+
+    it('given a stored entry the replay does not make, then the audit names it by its version and place', async () => {
+      const newest = (await reads.get<QuoteVersionDocument>(QUOTE_VERSIONS, versionEntryId(QUOTE, 2)))!;
+      await reads.upsert([{ collection: QUOTE_VERSIONS, document: { ...newest, id: versionEntryId(QUOTE, 3), seq: 3 } }]);
+      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual(['version 2 (entry 4): stored, but the replay has no such entry']);
     });
   });
 });

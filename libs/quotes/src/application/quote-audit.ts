@@ -85,6 +85,13 @@ function compareFields(what: string, expected: Record<string, unknown>, actual: 
   }
 }
 
+/**
+ * How a mismatch names a version-history entry: by the quote version GET /quotes/{id}/versions
+ * shows for it, and, as several entries share a version (a draft's breakdown replaced), by its
+ * place in the history: entry 1 is the oldest (the creation), the API lists the newest first.
+ */
+const historyEntry = (entry: Pick<QuoteVersionDocument, 'version' | 'seq'>) => `version ${entry.version} (entry ${entry.seq + 1})`;
+
 function compare(what: string, expected: ReadDocument | null, stored: ReadDocument | null, mismatches: string[]): void {
   if (!expected || !stored) {
     if (expected !== stored) mismatches.push(`${what}: replay has ${expected ? 'it' : 'nothing'}, the store has ${stored ? 'it' : 'nothing'}`);
@@ -157,10 +164,10 @@ export async function auditQuote(events: EventStore, reads: ReadStore, quoteId: 
   const expectedVersions = [...documents.entries()].filter(([key]) => key.startsWith('quote_versions/')).map(([, doc]) => doc as QuoteVersionDocument);
   const storedVersions = await storedOfQuote<QuoteVersionDocument>(reads, QUOTE_VERSIONS, quoteId, [{ field: 'seq', direction: 'desc' }, { field: 'id', direction: 'desc' }]);
   for (const expected of expectedVersions) {
-    compare(`version ${expected.seq}`, expected, storedVersions.get(expected.id) ?? null, mismatches);
+    compare(historyEntry(expected), expected, storedVersions.get(expected.id) ?? null, mismatches);
     storedVersions.delete(expected.id);
   }
-  for (const extra of storedVersions.values()) mismatches.push(`version ${extra.seq}: stored, but the replay has no such version`);
+  for (const extra of storedVersions.values()) mismatches.push(`${historyEntry(extra)}: stored, but the replay has no such entry`);
 
   const expectedLinks = [...documents.entries()].filter(([key]) => key.startsWith('quote_links/')).map(([, doc]) => doc as QuoteLinkDocument);
   const storedLinks = await storedOfQuote<QuoteLinkDocument>(reads, QUOTE_LINKS, quoteId, [{ field: 'id', direction: 'asc' }]);
