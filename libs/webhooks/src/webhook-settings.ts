@@ -4,7 +4,10 @@ import type { AppConfig } from '@lib/shared';
 export interface WebhookDispatchSettings {
   /** WEBHOOK_ATTEMPT_TIMEOUT_MS: per-attempt timeout of ordinary events (decisions §9: 10 s); pricing events use the organization's pricingTimeoutMs */
   attemptTimeoutMs: number;
-  /** WEBHOOK_DISPATCH_CONCURRENCY: attempts in flight at once per outbox process */
+  /**
+   * WEBHOOK_DISPATCH_CONCURRENCY: attempts in flight at once per outbox process in each lane:
+   * this many pricing (fast-path) attempts, and as many ordinary ones beside them
+   */
   concurrency: number;
   /** how often the queue is looked at for work written by other processes (the dispatcher also wakes on its own writes and due times) */
   pollIntervalMs: number;
@@ -14,4 +17,12 @@ export const WEBHOOK_DISPATCH_SETTINGS = Symbol('WEBHOOK_DISPATCH_SETTINGS');
 
 export function webhookDispatchSettings(config: Pick<AppConfig, 'webhookAttemptTimeoutMs' | 'webhookDispatchConcurrency'>): WebhookDispatchSettings {
   return { attemptTimeoutMs: config.webhookAttemptTimeoutMs, concurrency: config.webhookDispatchConcurrency, pollIntervalMs: 500 };
+}
+
+/**
+ * Ordinary attempts one organization may have in flight: a quarter of the lane, at least one, so
+ * a receiver that hangs holds a quarter of the lane at most and the others' deliveries go on.
+ */
+export function ordinaryConcurrencyPerOrganization(concurrency: number): number {
+  return Math.max(1, Math.floor(concurrency / 4));
 }

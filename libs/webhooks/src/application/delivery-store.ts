@@ -10,8 +10,20 @@ import type { DeliveryRecord, DeliveryStatus } from '../domain/delivery';
 export const DELIVERIES = 'webhook_deliveries_v1';
 
 const INDEXES: IndexSpec[] = [
-  // the dispatcher's queue: due pending records, and processing ones to recover
+  // processing records to recover (and, before the dispatcher's two lanes, its queue)
   { fields: [{ field: 'status', direction: 'asc' }, { field: 'scheduledFor', direction: 'asc' }, { field: 'id', direction: 'asc' }] },
+  // each lane of the dispatcher's queue: its due pending records, oldest first, without reading the other lane's backlog
+  { fields: [{ field: 'status', direction: 'asc' }, { field: 'fastPath', direction: 'asc' }, { field: 'scheduledFor', direction: 'asc' }, { field: 'id', direction: 'asc' }] },
+  // a lane's queue one organization at a time, and the next organization with pending records, for the per-organization cap
+  {
+    fields: [
+      { field: 'status', direction: 'asc' },
+      { field: 'fastPath', direction: 'asc' },
+      { field: 'organizationId', direction: 'asc' },
+      { field: 'scheduledFor', direction: 'asc' },
+      { field: 'id', direction: 'asc' },
+    ],
+  },
   // GET /events, newest first, with each filter
   { fields: [{ field: 'organizationId', direction: 'asc' }, { field: 'createdAt', direction: 'desc' }, { field: 'id', direction: 'desc' }] },
   { fields: [{ field: 'organizationId', direction: 'asc' }, { field: 'type', direction: 'asc' }, { field: 'createdAt', direction: 'desc' }, { field: 'id', direction: 'desc' }] },
@@ -35,6 +47,7 @@ const QUEUE_ORDER = [
   { field: 'scheduledFor', direction: 'asc' as const },
   { field: 'id', direction: 'asc' as const },
 ];
+const ORGANIZATION_ORDER = [{ field: 'organizationId', direction: 'asc' as const }, ...QUEUE_ORDER];
 
 /**
  * Delivery records in the ReadStore. Every write is a compare-and-set on `_rev` (the port's
@@ -76,16 +89,36 @@ export class DeliveryStore {
     return (await this.write(stored, revision)) ? stored : null;
   }
 
-  /** Pending records whose time has come, oldest due first. */
-  async findDue(now: number, limit: number): Promise<DeliveryRecord[]> {
-    const { items } = await this.reads.find<DeliveryRecord>(DELIVERIES, { filter: { status: 'pending', scheduledFor: { lte: now } }, sort: QUEUE_ORDER, limit });
+  /**
+   * Pending records of one lane (fast path or ordinary) whose time has come, oldest due first;
+   * with `organizationId`, those of that organization only.
+   */
+  async findDue(now: number, limit: number, fastPath: boolean, organizationId?: string): Promise<DeliveryRecord[]> {
+    const filter: Filter = { status: 'pending', fastPath, scheduledFor: { lte: now } };
+    if (organizationId !== undefined) filter.organizationId = organizationId;
+    const { items } = await this.reads.find<DeliveryRecord>(DELIVERIES, { filter, sort: QUEUE_ORDER, limit });
     return items;
   }
 
-  /** When the earliest pending record is due, or null when nothing is pending. */
-  async nextDueAt(): Promise<number | null> {
-    const { items } = await this.reads.find<DeliveryRecord>(DELIVERIES, { filter: { status: 'pending' }, sort: QUEUE_ORDER, limit: 1 });
+  /** When the earliest pending record of one lane is due, or null when none is pending. */
+  async nextDueAt(fastPath: boolean): Promise<number | null> {
+    const { items } = await this.reads.find<DeliveryRecord>(DELIVERIES, { filter: { status: 'pending', fastPath }, sort: QUEUE_ORDER, limit: 1 });
     return items[0]?.scheduledFor ?? null;
+  }
+
+  /**
+   * The first organization, in id order, after `after` (from the first when null) and up to
+   * `upTo` (inclusive), with pending records in one lane; null when there is none. One index seek.
+   */
+  async nextOrganization(fastPath: boolean, after: string | null, upTo?: string): Promise<string | null> {
+    const range: { gt?: string; lte?: string } = {};
+    if (after !== null) range.gt = after;
+    if (upTo !== undefined) range.lte = upTo;
+    const filter: Filter = { status: 'pending', fastPath };
+    if (range.gt !== undefined || range.lte !== undefined) filter.organizationId = range;
+    // Only the id's JSON: the record itself, however large, is neither sent nor decoded.
+    const { items } = await this.reads.findJson(DELIVERIES, 'organizationId', { filter, sort: ORGANIZATION_ORDER, limit: 1 });
+    return items.length > 0 ? (JSON.parse(items[0]) as string) : null;
   }
 
   findByStatus(status: DeliveryStatus, limit: number, after?: unknown[]): Promise<FindResult<DeliveryRecord>> {

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { SqliteEventStore } from '@lib/event-store';
 import { SigningSecretSeal } from '@lib/organizations/application/signing-secret-seal';
 import { SqliteReadStore } from '@lib/read-store';
-import { loadConfig, SystemClock } from '@lib/shared';
+import { ManualClock, loadConfig, SystemClock, type Clock } from '@lib/shared';
 import type { DeliveryRecord } from '../domain/delivery';
 import { PayloadFinalizerRegistry } from '../registries';
 import { WebhookSender, type SendResult, type WebhookRequest } from '../transport/webhook-sender';
@@ -12,34 +12,80 @@ import { DeliveryStore } from './delivery-store';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookOrganizations } from './webhook-organizations';
 
-/** A receiver without a network: answers when the test says so, and counts what is in flight. */
+/**
+ * Receivers without a network: each host answers 200 shortly, or, once held, hangs until the test
+ * releases it with the status it then answers. Counts what is in flight, in all and per host.
+ */
 class FakeSender extends WebhookSender {
   inFlight = 0;
   maxInFlight = 0;
   readonly sent: WebhookRequest[] = [];
-  private gate: Promise<void> | null = null;
-  private open: (() => void) | null = null;
+  private readonly inFlightAt = new Map<string, number>();
+  private readonly maxInFlightAt = new Map<string, number>();
+  private readonly gates = new Map<string, { opened: Promise<number>; open: (status: number) => void }>();
+  private readonly nextStatus = new Map<string, number>();
 
-  hold(): void {
-    this.gate = new Promise((resolve) => (this.open = resolve));
+  /** Requests to `host` (all of them when omitted) hang until released. */
+  hold(host = '*'): void {
+    let open!: (status: number) => void;
+    const opened = new Promise<number>((resolve) => (open = resolve));
+    this.gates.set(host, { opened, open });
   }
 
-  release(): void {
-    this.open?.();
-    this.gate = null;
+  /** The requests held at `host` get `status`; later ones are answered at once. */
+  release(host = '*', status = 200): void {
+    this.gates.get(host)?.open(status);
+    this.gates.delete(host);
+  }
+
+  /** The next request to `host` is answered with `status`. */
+  answerNext(host: string, status: number): void {
+    this.nextStatus.set(host, status);
+  }
+
+  inFlightTo(host: string): number {
+    return this.inFlightAt.get(host) ?? 0;
+  }
+
+  maxInFlightTo(host: string): number {
+    return this.maxInFlightAt.get(host) ?? 0;
+  }
+
+  sentTo(host: string): WebhookRequest[] {
+    return this.sent.filter((request) => new URL(request.url).host === host);
   }
 
   async send(request: WebhookRequest): Promise<SendResult> {
+    const host = new URL(request.url).host;
     this.sent.push(request);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    this.inFlightAt.set(host, this.inFlightTo(host) + 1);
+    this.maxInFlightAt.set(host, Math.max(this.maxInFlightTo(host), this.inFlightTo(host)));
     try {
-      await (this.gate ?? new Promise((resolve) => setTimeout(resolve, 20)));
-      return { kind: 'response', status: 200 };
+      const gate = this.gates.get(host) ?? this.gates.get('*');
+      const next = this.nextStatus.get(host);
+      this.nextStatus.delete(host);
+      const status = gate ? await gate.opened : await new Promise<number>((resolve) => setTimeout(() => resolve(next ?? 200), 20));
+      return { kind: 'response', status };
     } finally {
       this.inFlight--;
+      this.inFlightAt.set(host, this.inFlightTo(host) - 1);
     }
   }
+}
+
+/** Receiver hosts: org_1's webhooks and pricing partner, one that org_2 and org_3 share (made to hang by tests), org_4's. */
+const RECEIVER = 'receiver.example';
+const PRICING = 'pricing.example';
+const SLOW = 'slow.example';
+const OTHER = 'other.example';
+
+function organizationCreated(organizationId: string, webhookUrl: string, pricingWebhookUrl: string | null) {
+  return [
+    { type: 'organization.v1.created', data: { organizationId, profile: { name: 'O', slug: organizationId, locale: 'en', unitSystem: 'metric', currency: 'EUR', plan: 'pro' }, settings: { webhookUrl, pricingWebhookUrl, externalPricingEnabled: pricingWebhookUrl !== null, pricingTimeoutMs: 10_000, quoteDefaults: { taxRate: 0, validityDays: 30 } }, at: 0 } },
+    { type: 'organization.v1.signingSecretRotated', data: { organizationId, secretId: 's1', secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`, previousValidUntil: 0, at: 0 } },
+  ];
 }
 
 function record(id: string, overrides: Partial<DeliveryRecord> = {}): DeliveryRecord {
@@ -51,6 +97,11 @@ function record(id: string, overrides: Partial<DeliveryRecord> = {}): DeliveryRe
     sourceEventId: `src_${id}`, lastAttemptAt: null, leaseUntil: null, _rev: 1,
     ...overrides,
   };
+}
+
+/** A pricing.calculated record, as the pricing source makes them (fast path). */
+function pricingRecord(id: string, overrides: Partial<DeliveryRecord> = {}): DeliveryRecord {
+  return record(id, { type: 'pricing.calculated', entityType: 'session', target: 'pricing', fastPath: true, ...overrides });
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
@@ -66,24 +117,39 @@ describe('WebhookDispatcher with the embedded stores', () => {
   let reads: SqliteReadStore;
   let store: DeliveryStore;
   let sender: FakeSender;
+  let signal: DeliverySignal;
   let dispatcher: WebhookDispatcher;
+
+  /** A dispatcher with `concurrency` attempts per lane; its per-organization cap of ordinary attempts is a quarter of that, at least 1. */
+  function dispatcherWith(concurrency: number, clock: Clock = new SystemClock()): WebhookDispatcher {
+    return new WebhookDispatcher(
+      store, new WebhookOrganizations(events, new SigningSecretSeal(randomBytes(32))), new PayloadFinalizerRegistry(), sender, signal, clock,
+      loadConfig({ WEBHOOK_RETRY_SCHEDULE_MS: '0,10', PRICING_RETRY_SCHEDULE_MS: '0,60000' }), { attemptTimeoutMs: 1_000, concurrency, pollIntervalMs: 60_000 },
+    );
+  }
+
+  /** Creates pending records and tells the dispatcher, as the delivery reactor does. */
+  async function created(...records: DeliveryRecord[]): Promise<void> {
+    for (const stored of await store.createMissing(records)) signal.pending(stored);
+  }
 
   beforeEach(async () => {
     events = new SqliteEventStore({ file: ':memory:' });
     reads = new SqliteReadStore({ file: ':memory:' });
     store = new DeliveryStore(reads);
     await store.ensureIndexes();
-    await events.appendToStream('organization-org_1', [
-      { type: 'organization.v1.created', data: { organizationId: 'org_1', profile: { name: 'O', slug: 'o', locale: 'en', unitSystem: 'metric', currency: 'EUR', plan: 'pro' }, settings: { webhookUrl: 'https://receiver.example/hooks', pricingWebhookUrl: null, externalPricingEnabled: false, pricingTimeoutMs: 10_000, quoteDefaults: { taxRate: 0, validityDays: 30 } }, at: 0 } },
-      { type: 'organization.v1.signingSecretRotated', data: { organizationId: 'org_1', secretId: 's1', secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`, previousValidUntil: 0, at: 0 } },
-    ], 'no_stream');
+    await events.appendToStream('organization-org_1', organizationCreated('org_1', `https://${RECEIVER}/hooks`, `https://${PRICING}/calculated`), 'no_stream');
+    await events.appendToStream('organization-org_2', organizationCreated('org_2', `https://${SLOW}/hooks`, null), 'no_stream');
+    await events.appendToStream('organization-org_3', organizationCreated('org_3', `https://${SLOW}/hooks`, null), 'no_stream');
+    await events.appendToStream('organization-org_4', organizationCreated('org_4', `https://${OTHER}/hooks`, null), 'no_stream');
     sender = new FakeSender();
-    dispatcher = new WebhookDispatcher(
-      store, new WebhookOrganizations(events, new SigningSecretSeal(randomBytes(32))), new PayloadFinalizerRegistry(), sender, new DeliverySignal(), new SystemClock(),
-      loadConfig({ WEBHOOK_RETRY_SCHEDULE_MS: '0,10' }), { attemptTimeoutMs: 1_000, concurrency: 2, pollIntervalMs: 60_000 },
-    );
+    signal = new DeliverySignal();
+    dispatcher = dispatcherWith(2);
   });
   afterEach(async () => {
+    sender.release(SLOW);
+    sender.release(PRICING);
+    sender.release();
     await dispatcher.stop();
     await reads.close();
     await events.close();
@@ -93,7 +159,7 @@ describe('WebhookDispatcher with the embedded stores', () => {
 
   it('given more due deliveries than its concurrency, then never more than that many are in flight and all are delivered', async () => {
     const ids = ['evt_a', 'evt_b', 'evt_c', 'evt_d', 'evt_e', 'evt_f'];
-    await store.createMissing(ids.map((id) => record(id)));
+    await store.createMissing(ids.map((id, i) => record(id, { organizationId: `org_${(i % 3) + 1}` })));
     await dispatcher.start();
     await until(async () => (await statuses(ids)).every((s) => s === 'delivered'));
     expect(sender.maxInFlight).toBe(2);
@@ -155,5 +221,109 @@ describe('WebhookDispatcher with the embedded stores', () => {
     expect(results.filter(Boolean)).toHaveLength(1);
     expect((await store.get('evt_race'))!.status).toBe(results.find(Boolean)!.status);
     expect(await store.createMissing([record('evt_race')])).toEqual([]);
+  });
+
+  describe('pricing and ordinary deliveries in lanes of their own', () => {
+    /** Two ordinary attempts that hang fill the ordinary lane of a dispatcher with concurrency 2 (one per organization). */
+    async function fillOrdinaryLaneWithHangingAttempts(): Promise<void> {
+      sender.hold(SLOW);
+      await created(record('evt_hang_2', { organizationId: 'org_2' }), record('evt_hang_3', { organizationId: 'org_3' }), record('evt_wait_2', { organizationId: 'org_2' }));
+      await until(async () => sender.inFlightTo(SLOW) === 2);
+    }
+
+    it('given the ordinary lane full of attempts that hang, then a new pricing event is claimed and sent at once', async () => {
+      await dispatcher.start();
+      await fillOrdinaryLaneWithHangingAttempts();
+      await created(pricingRecord('evt_pricing'));
+      await until(async () => (await store.get('evt_pricing'))!.status === 'delivered');
+      expect(sender.sentTo(PRICING)).toHaveLength(1);
+      expect(sender.inFlightTo(SLOW)).toBe(2);
+    });
+
+    it('given the ordinary lane full of attempts that hang, then a pricing retry found by a look at the queue is sent', async () => {
+      const clock = new ManualClock(Date.now() + 1_000);
+      dispatcher = dispatcherWith(2, clock);
+      sender.answerNext(PRICING, 500);
+      await dispatcher.start();
+      await created(pricingRecord('evt_pricing'));
+      await until(async () => (await store.get('evt_pricing'))!.attempts === 1);
+      await fillOrdinaryLaneWithHangingAttempts();
+      // The retry (PRICING_RETRY_SCHEDULE_MS 0,60000) comes due; only a look at the queue finds it.
+      clock.advance(70_000);
+      dispatcher.wake();
+      await until(async () => (await store.get('evt_pricing'))!.status === 'delivered');
+      expect(await store.get('evt_pricing')).toMatchObject({ attempts: 2, lastError: 'HTTP 500' });
+      expect(sender.inFlightTo(SLOW)).toBe(2);
+    });
+
+    it("given a pricing attempt interrupted by this host's last shutdown and a backlog of ordinary attempts that hang, then start-up sends the pricing one at once", async () => {
+      sender.hold(SLOW);
+      const past = Date.now() - 60_000;
+      await store.createMissing([
+        ...Array.from({ length: 6 }, (_, i) => record(`evt_backlog_${i}`, { organizationId: `org_${(i % 2) + 2}`, scheduledFor: past + i })),
+        pricingRecord('evt_interrupted', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: hostname() }),
+      ]);
+      await dispatcher.start();
+      await until(async () => (await store.get('evt_interrupted'))!.status === 'delivered');
+      expect(sender.inFlightTo(SLOW)).toBe(2);
+    });
+
+    it('given the pricing lane full of attempts that hang, then ordinary deliveries are still sent', async () => {
+      sender.hold(PRICING);
+      await dispatcher.start();
+      await created(pricingRecord('evt_pricing_1'), pricingRecord('evt_pricing_2'), pricingRecord('evt_pricing_3'));
+      await until(async () => sender.inFlightTo(PRICING) === 2);
+      await created(record('evt_lead'));
+      await until(async () => (await store.get('evt_lead'))!.status === 'delivered');
+      expect(sender.inFlightTo(PRICING)).toBe(2);
+    });
+
+    it('given attempts in flight in both lanes, then stop waits for both and records their outcomes', async () => {
+      await dispatcher.start();
+      await fillOrdinaryLaneWithHangingAttempts();
+      sender.hold(PRICING);
+      await created(pricingRecord('evt_pricing'));
+      await until(async () => sender.inFlightTo(PRICING) === 1);
+      let stopped = false;
+      const stopping = dispatcher.stop().then(() => (stopped = true));
+      sender.release(SLOW);
+      await until(async () => (await statuses(['evt_hang_2', 'evt_hang_3'])).every((s) => s === 'delivered'));
+      // The pricing attempt still hangs: stop cannot have finished.
+      expect(stopped).toBe(false);
+      sender.release(PRICING);
+      await stopping;
+      expect(await store.get('evt_pricing')).toMatchObject({ status: 'delivered', attempts: 1 });
+      expect(await store.get('evt_wait_2')).toMatchObject({ status: 'pending', attempts: 0 });
+    });
+  });
+
+  describe('organizations sharing the ordinary lane', () => {
+    it("given one organization's receiver hangs with a backlog, then the other organizations' deliveries are sent, it holds a quarter of the lane, and its backlog goes out once it answers", async () => {
+      dispatcher = dispatcherWith(8);
+      sender.hold(SLOW);
+      const past = Date.now() - 60_000;
+      // Older than the others' records: the whole head of the queue is the hanging organization's.
+      const backlog = Array.from({ length: 12 }, (_, i) => record(`evt_backlog_${String(i).padStart(2, '0')}`, { organizationId: 'org_2', scheduledFor: past + i }));
+      const others = ['org_1', 'org_4'].flatMap((organizationId) => [1, 2, 3].map((n) => record(`evt_${organizationId}_${n}`, { organizationId })));
+      await store.createMissing([...backlog, ...others]);
+      await dispatcher.start();
+      await until(async () => (await statuses(others.map((r) => r.id))).every((s) => s === 'delivered'));
+      expect(sender.inFlightTo(SLOW)).toBe(2);
+      // Its receiver answers again: its whole backlog goes out, still two at a time.
+      sender.release(SLOW);
+      await until(async () => (await statuses(backlog.map((r) => r.id))).every((s) => s === 'delivered'));
+      expect(sender.maxInFlightTo(SLOW)).toBe(2);
+    });
+
+    it("given one organization's receiver hangs, then another organization's new delivery is sent at once", async () => {
+      dispatcher = dispatcherWith(8);
+      sender.hold(SLOW);
+      await dispatcher.start();
+      await created(...Array.from({ length: 12 }, (_, i) => record(`evt_backlog_${String(i).padStart(2, '0')}`, { organizationId: 'org_2' })));
+      await until(async () => sender.inFlightTo(SLOW) === 2);
+      await created(record('evt_other', { organizationId: 'org_4' }));
+      await until(async () => (await store.get('evt_other'))!.status === 'delivered');
+      expect(sender.maxInFlightTo(SLOW)).toBe(2);
+    });
   });
 });

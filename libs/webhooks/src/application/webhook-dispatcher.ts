@@ -7,7 +7,7 @@ import { liveSecrets, targetUrl } from '../domain/organization-profile';
 import { PayloadFinalizerRegistry } from '../registries';
 import { signatureHeaders } from '../transport/signing';
 import { WebhookSender } from '../transport/webhook-sender';
-import { WEBHOOK_DISPATCH_SETTINGS, type WebhookDispatchSettings } from '../webhook-settings';
+import { ordinaryConcurrencyPerOrganization, WEBHOOK_DISPATCH_SETTINGS, type WebhookDispatchSettings } from '../webhook-settings';
 import { DeliverySignal } from './delivery-signal';
 import { DeliveryStore } from './delivery-store';
 import { WebhookOrganizations } from './webhook-organizations';
@@ -20,6 +20,69 @@ const MAX_PRICING_TIMEOUT_MS = 60_000;
 const MIN_RESCAN_MS = 5;
 const RECOVERY_PAGE = 200;
 const WRITE_RETRIES = 3;
+/** Organizations a round (Lane) visits per look at the queue; the next look goes on from there. */
+const ROUND_ORGANIZATIONS = 32;
+
+/**
+ * One budget of attempts in flight. Pricing (fast-path) and ordinary deliveries each have their
+ * own, so no number of slow ordinary attempts delays a live pricing event, nor the reverse.
+ *
+ * Within a lane, each organization has at most `perOrganization` attempts in flight. While none
+ * has had due records left over for want of room, the lane is filled oldest due first. Once one
+ * has, its records may fill the head of the queue, so the lane is filled by organization instead:
+ * first those known to have due records (`waiting`, in turn: one served goes to the back), then,
+ * at most once per poll interval, a round over every organization with pending records (one at a
+ * time in id order, from the one after the organization the last round visited), which finds the
+ * rest. Back to oldest first when no organization is left waiting.
+ */
+class Lane {
+  /** claims under way plus attempts in flight */
+  active = 0;
+  /** the last look may have left due records for want of room: a finishing attempt looks again */
+  held = false;
+  /** the last look stopped a round at ROUND_ORGANIZATIONS with slots free: the next look comes soon */
+  unfinished = false;
+  /** organizations with due records left over, or at their cap, in the order they are served */
+  readonly waiting = new Set<string>();
+  /** the round under way: the organization it started after (null: the first), and whether it went back to the first */
+  round: { from: string | null; wrapped: boolean } | null = null;
+  lastVisited: string | null = null;
+  /** when the last round ended (clock ms) */
+  roundEndedAt = Number.NEGATIVE_INFINITY;
+  private readonly byOrganization = new Map<string, number>();
+
+  constructor(
+    readonly fastPath: boolean,
+    readonly limit: number,
+    private readonly perOrganization: number,
+  ) {}
+
+  get free(): number {
+    return this.limit - this.active;
+  }
+
+  /** Whether the lane is filled by organization (above) rather than oldest due first. */
+  get byTurns(): boolean {
+    return this.waiting.size > 0 || this.round !== null;
+  }
+
+  /** How many more attempts of this organization the lane takes now. */
+  room(organizationId: string): number {
+    return Math.min(this.free, this.perOrganization - (this.byOrganization.get(organizationId) ?? 0));
+  }
+
+  take(record: DeliveryRecord): void {
+    this.active++;
+    this.byOrganization.set(record.organizationId, (this.byOrganization.get(record.organizationId) ?? 0) + 1);
+  }
+
+  release(record: DeliveryRecord): void {
+    this.active--;
+    const taken = this.byOrganization.get(record.organizationId) ?? 1;
+    if (taken > 1) this.byOrganization.set(record.organizationId, taken - 1);
+    else this.byOrganization.delete(record.organizationId);
+  }
+}
 
 /**
  * Sends pending deliveries (runs in the outbox process only, WebhookDispatchModule).
@@ -30,7 +93,14 @@ const WRITE_RETRIES = 3;
  *   pollIntervalMs (for records written by other processes).
  * - An attempt is claimed first (`pending` → `processing`, compare-and-set), then signed with the
  *   secrets live at that moment and sent; its outcome is recorded the same way.
- * - At most `concurrency` attempts are in flight; stopping waits for them.
+ * - Two lanes (Lane): at most `concurrency` pricing attempts in flight, and at most `concurrency`
+ *   ordinary ones, each counted apart, so pricing events never wait behind ordinary attempts
+ *   (which may each take the attempt timeout) nor the reverse. A look at the queue fills each
+ *   lane from its own records. Stopping waits for both.
+ * - One organization has at most a quarter of the ordinary lane in flight
+ *   (ordinaryConcurrencyPerOrganization), so a receiver that hangs leaves the rest to the others.
+ *   Once that cap leaves an organization's due records over, the lane is filled by organization
+ *   (Lane), so its backlog neither hides the others' records nor is read through at each look.
  * - On start-up every `processing` record is returned to `pending`: its attempt died with the
  *   previous process, may or may not have reached the receiver, and is made again with the same
  *   id and generation, hence the same `webhook-id` (what receivers deduplicate on). A record
@@ -40,16 +110,14 @@ const WRITE_RETRIES = 3;
 export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('WebhookDispatcher');
   private running = false;
-  /** claims under way plus attempts in flight */
-  private active = 0;
+  private readonly fastLane: Lane;
+  private readonly ordinaryLane: Lane;
   private readonly tasks = new Set<Promise<unknown>>();
   private readonly inFlight = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Number.POSITIVE_INFINITY;
   private scan: Promise<void> | null = null;
   private scanAgain = false;
-  /** the last look at the queue stopped at the concurrency limit: a finishing attempt looks again */
-  private saturated = false;
   private lastLeaseCheck = 0;
   private unsubscribe: (() => void) | null = null;
   /**
@@ -69,7 +137,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(WEBHOOK_DISPATCH_SETTINGS) private readonly settings: WebhookDispatchSettings,
     @Optional() @Inject(Metrics) private readonly metrics: Metrics | null = null,
-  ) {}
+  ) {
+    this.fastLane = new Lane(true, settings.concurrency, settings.concurrency);
+    this.ordinaryLane = new Lane(false, settings.concurrency, ordinaryConcurrencyPerOrganization(settings.concurrency));
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.start();
@@ -112,10 +183,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   private onPending(record: DeliveryRecord): void {
     if (!this.running) return;
-    if (record.fastPath && record.scheduledFor <= this.clock.now() && this.active < this.settings.concurrency) {
-      this.active++;
+    const lane = this.laneOf(record);
+    if (record.fastPath && record.scheduledFor <= this.clock.now() && lane.room(record.organizationId) > 0) {
+      lane.take(record);
       this.track(this.claim(record).then((claimed) => claimed && this.launch(claimed)));
     } else {
+      // The next look serves it in turn, without waiting for a round to find it.
+      if (lane.byTurns && record.scheduledFor <= this.clock.now()) lane.waiting.add(record.organizationId);
       this.wakeAt(record.scheduledFor);
     }
   }
@@ -156,28 +230,139 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         const recovered = await this.recover((r) => r.leaseUntil !== null && r.leaseUntil < now && !this.inFlight.has(r.id));
         if (recovered) this.logger.warn(`${recovered} abandoned delivery attempt(s) will be made again`);
       }
-      this.saturated = false;
-      while (this.running) {
-        const free = this.settings.concurrency - this.active;
-        if (free <= 0) {
-          this.saturated = true;
-          break;
-        }
-        const due = (await this.store.findDue(this.clock.now(), free)).filter((r) => !this.inFlight.has(r.id));
-        if (due.length === 0) break;
-        this.active += due.length;
-        const claimed = await Promise.all(due.map((record) => this.claim(record)));
-        for (const record of claimed) if (record) this.launch(record);
-        if (due.length < free) break;
-      }
-      const next = await this.store.nextDueAt();
+      for (const lane of [this.fastLane, this.ordinaryLane]) await this.fill(lane);
       const later = this.clock.now();
-      const pollAt = later + this.settings.pollIntervalMs;
-      this.wakeAt(next === null || this.saturated ? pollAt : Math.min(pollAt, Math.max(next, later + MIN_RESCAN_MS)));
+      let at = later + this.settings.pollIntervalMs;
+      for (const lane of [this.fastLane, this.ordinaryLane]) {
+        if (lane.unfinished && lane.free > 0) at = Math.min(at, later + MIN_RESCAN_MS);
+        // A held lane's due records wait for a finishing attempt of that lane, not for a timer.
+        if (lane.held) continue;
+        const next = await this.store.nextDueAt(lane.fastPath);
+        if (next !== null) at = Math.min(at, Math.max(next, later + MIN_RESCAN_MS));
+      }
+      this.wakeAt(at);
     } catch (error) {
       this.logger.error(`looking at the delivery queue failed; retrying: ${String(error)}`);
       this.wakeAt(this.clock.now() + this.settings.pollIntervalMs);
     }
+  }
+
+  /** Claims due records of the lane into its free slots: oldest due first, or by organization (Lane). */
+  private async fill(lane: Lane): Promise<void> {
+    lane.held = false;
+    lane.unfinished = false;
+    if (!lane.byTurns && (await this.fillOldestFirst(lane))) return;
+    lane.held = true;
+    await this.serveWaiting(lane);
+    if (lane.round !== null || this.clock.now() - lane.roundEndedAt >= this.settings.pollIntervalMs) await this.continueRound(lane);
+  }
+
+  /**
+   * Oldest due first, while no organization's cap leaves due records over. False when one does and
+   * the page was full: the others' due records may lie behind its own, so a round starts now.
+   */
+  private async fillOldestFirst(lane: Lane): Promise<boolean> {
+    while (this.running) {
+      const free = lane.free;
+      if (free <= 0) {
+        lane.held = true;
+        return true;
+      }
+      const due = await this.store.findDue(this.clock.now(), free, lane.fastPath);
+      const { taken, skipped } = this.take(lane, due);
+      await this.claimAndLaunch(taken);
+      for (const organizationId of skipped) lane.waiting.add(organizationId);
+      if (skipped.size > 0) {
+        lane.held = true;
+        // Every due record was seen: no round needed to find the others' until the next poll.
+        lane.roundEndedAt = due.length < free ? this.clock.now() : Number.NEGATIVE_INFINITY;
+        return due.length < free;
+      }
+      if (due.length < free || taken.length === 0) return true;
+    }
+    return true;
+  }
+
+  /** The organizations known to have due records, in turn, each up to its room. */
+  private async serveWaiting(lane: Lane): Promise<void> {
+    const taken: DeliveryRecord[] = [];
+    for (const organizationId of [...lane.waiting]) {
+      if (!this.running || lane.free <= 0) break;
+      const room = lane.room(organizationId);
+      if (room <= 0) continue;
+      const due = await this.store.findDue(this.clock.now(), room, lane.fastPath, organizationId);
+      taken.push(...this.take(lane, due).taken);
+      lane.waiting.delete(organizationId);
+      if (due.length === room) lane.waiting.add(organizationId);
+    }
+    // Claimed together: one commit.
+    await this.claimAndLaunch(taken);
+  }
+
+  /**
+   * The next organizations of the lane's round, at most ROUND_ORGANIZATIONS per look: each one's
+   * due records up to its room, and those with more (or at their cap) join `waiting`. A visit is
+   * two index seeks (the next organization, its due records), whatever anyone's backlog.
+   */
+  private async continueRound(lane: Lane): Promise<void> {
+    const round = (lane.round ??= { from: lane.lastVisited, wrapped: false });
+    const taken: DeliveryRecord[] = [];
+    try {
+      for (let visited = 0; visited < ROUND_ORGANIZATIONS; visited++) {
+        // A full lane: the round goes on at the next look, when an attempt finishes.
+        if (!this.running || lane.free <= 0) return;
+        const organizationId = await this.store.nextOrganization(lane.fastPath, lane.lastVisited, round.wrapped ? (round.from ?? undefined) : undefined);
+        if (organizationId === null) {
+          if (round.wrapped || round.from === null) {
+            lane.round = null;
+            lane.roundEndedAt = this.clock.now();
+            return;
+          }
+          // On from the first organization, up to the one the round started after.
+          round.wrapped = true;
+          lane.lastVisited = null;
+          continue;
+        }
+        lane.lastVisited = organizationId;
+        const room = lane.room(organizationId);
+        if (room <= 0) {
+          lane.waiting.add(organizationId);
+          continue;
+        }
+        const due = await this.store.findDue(this.clock.now(), room, lane.fastPath, organizationId);
+        taken.push(...this.take(lane, due).taken);
+        if (due.length === room) lane.waiting.add(organizationId);
+      }
+      lane.unfinished = true;
+    } finally {
+      await this.claimAndLaunch(taken);
+    }
+  }
+
+  /** Takes a slot for each record whose organization has room in the lane; the organizations of the others were `skipped`. */
+  private take(lane: Lane, records: DeliveryRecord[]): { taken: DeliveryRecord[]; skipped: Set<string> } {
+    const taken: DeliveryRecord[] = [];
+    const skipped = new Set<string>();
+    for (const record of records) {
+      if (this.inFlight.has(record.id)) continue;
+      if (lane.room(record.organizationId) <= 0) {
+        skipped.add(record.organizationId);
+        continue;
+      }
+      lane.take(record);
+      taken.push(record);
+    }
+    return { taken, skipped };
+  }
+
+  /** Claims records whose slots are taken, and sends those claimed. */
+  private async claimAndLaunch(records: DeliveryRecord[]): Promise<void> {
+    const claimed = await Promise.all(records.map((record) => this.claim(record)));
+    for (const record of claimed) if (record) this.launch(record);
+  }
+
+  private laneOf(record: DeliveryRecord): Lane {
+    return record.fastPath ? this.fastLane : this.ordinaryLane;
   }
 
   /** `pending` → `processing`; null when another writer got there first. Releases the slot on failure. */
@@ -186,22 +371,23 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       const now = this.clock.now();
       const timeout = record.fastPath ? MAX_PRICING_TIMEOUT_MS : this.settings.attemptTimeoutMs;
       const claimed = await this.store.compareAndSet(record, { ...record, status: 'processing', leaseUntil: now + timeout + LEASE_MARGIN_MS, leaseOwner: this.owner, updatedAt: now });
-      if (!claimed) this.active--;
+      if (!claimed) this.laneOf(record).release(record);
       return claimed;
     } catch (error) {
-      this.active--;
+      this.laneOf(record).release(record);
       this.logger.error(`claiming delivery ${record.id} failed: ${String(error)}`);
       return null;
     }
   }
 
   private launch(record: DeliveryRecord): void {
+    const lane = this.laneOf(record);
     this.inFlight.add(record.id);
     this.track(
       this.attempt(record).finally(() => {
         this.inFlight.delete(record.id);
-        this.active--;
-        if (this.saturated) this.wake();
+        lane.release(record);
+        if (lane.held) this.wake();
       }),
     );
   }
