@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { TYPESCRIPT_PRELUDE } from '@lib/shared/testing/processes';
+import { engineEnv } from './engine-env';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -31,12 +32,14 @@ export async function startProduct(env: Record<string, string>): Promise<Product
 
 /**
  * Runs one of the apps' main files from the sources and resolves once `${baseUrl}/readyz` answers
- * 200 (the gateway's port, or OPS_PORT of a standalone projector or outbox).
+ * 200 (the gateway's port, or OPS_PORT of a standalone projector or outbox). With real engines in
+ * this process's environment, its DATA_DIR gets a database and topic prefix of its own (engineEnv),
+ * as a TestApp's does: a read store shared with other tests' event logs is not this log's.
  */
 export async function startFromSources(mainFile: string, env: Record<string, string>, baseUrl: string): Promise<ProductProcess> {
   const main = join(ROOT, mainFile);
   const child = spawn(process.execPath, ['-e', `${TYPESCRIPT_PRELUDE}\nrequire(${JSON.stringify(main)});`], {
-    env: { ...process.env, HOST: '127.0.0.1', SEED_DEMO: 'false', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', SEED_DEMO: 'false', LOG_LEVEL: 'info', ...(env.DATA_DIR ? engineEnv(env.DATA_DIR) : {}), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +8,9 @@ import { createGatewayApp } from '../../apps/api-gateway/src/create-gateway';
 import { CreateApiKey, CreateOrganization, UpdateOrganization, type CreatedApiKey, type CreatedOrganization, type OrganizationSettingsPatch, type Plan } from '@lib/organizations';
 import { MongoClient } from 'mongodb';
 import { ReadStore, SqliteReadStore } from '@lib/read-store';
-import { MongoReadStore, withDatabase } from '@lib/read-store/mongo-read-store';
+import { MongoReadStore } from '@lib/read-store/mongo-read-store';
 import { loadConfig, type AppConfig } from '@lib/shared';
+import { engineEnv } from './engine-env';
 
 export const ADMIN_TOKEN = 'adm_test_token_0123456789';
 
@@ -29,23 +29,6 @@ export interface RequestOptions {
   token?: string;
 }
 
-/**
- * The real engines named in this process's environment (`npm run test:engines` sets them), each
- * isolated per data directory: a MongoDB database and a Kafka topic prefix of its own, the same
- * again when a test restarts an app on the same directory.
- */
-function engineEnv(dataDir: string): Record<string, string> {
-  const tag = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
-  const env: Record<string, string> = {};
-  const { MONGODB_URL, KAFKA_BROKERS, EVENTSTORE_URL } = process.env;
-  if (MONGODB_URL) env.MONGODB_URL = withDatabase(MONGODB_URL, `e2e_${tag}`);
-  if (KAFKA_BROKERS) {
-    env.KAFKA_BROKERS = KAFKA_BROKERS;
-    env.KAFKA_TOPIC_PREFIX = `e2e-${tag}-`;
-  }
-  if (EVENTSTORE_URL) env.EVENTSTORE_URL = EVENTSTORE_URL;
-  return env;
-}
 
 /** A connection of its own to the read models of an app's configuration, as another process would open it (the app may be stopped). */
 export async function openReadStore(config: AppConfig): Promise<ReadStore> {
