@@ -120,7 +120,7 @@ describe('WebhookDispatcher with the embedded stores', () => {
   let signal: DeliverySignal;
   let dispatcher: WebhookDispatcher;
 
-  /** A dispatcher with `concurrency` attempts per lane; its per-organization cap of ordinary attempts is a quarter of that, at least 1. */
+  /** A dispatcher with `concurrency` attempts per lane; its per-organization cap of ordinary attempts is half of that, at least 1. */
   function dispatcherWith(concurrency: number, clock: Clock = new SystemClock()): WebhookDispatcher {
     return new WebhookDispatcher(
       store, new WebhookOrganizations(events, new SigningSecretSeal(randomBytes(32))), new PayloadFinalizerRegistry(), sender, signal, clock,
@@ -298,7 +298,7 @@ describe('WebhookDispatcher with the embedded stores', () => {
   });
 
   describe('organizations sharing the ordinary lane', () => {
-    it("given one organization's receiver hangs with a backlog, then the other organizations' deliveries are sent, it holds a quarter of the lane, and its backlog goes out once it answers", async () => {
+    it("given one organization's receiver hangs with a backlog, then the other organizations' deliveries are sent, it holds half the lane, and its backlog goes out once it answers", async () => {
       dispatcher = dispatcherWith(8);
       sender.hold(SLOW);
       const past = Date.now() - 60_000;
@@ -308,11 +308,11 @@ describe('WebhookDispatcher with the embedded stores', () => {
       await store.createMissing([...backlog, ...others]);
       await dispatcher.start();
       await until(async () => (await statuses(others.map((r) => r.id))).every((s) => s === 'delivered'));
-      expect(sender.inFlightTo(SLOW)).toBe(2);
-      // Its receiver answers again: its whole backlog goes out, still two at a time.
+      expect(sender.inFlightTo(SLOW)).toBe(4);
+      // Its receiver answers again: its whole backlog goes out, still four at a time.
       sender.release(SLOW);
       await until(async () => (await statuses(backlog.map((r) => r.id))).every((s) => s === 'delivered'));
-      expect(sender.maxInFlightTo(SLOW)).toBe(2);
+      expect(sender.maxInFlightTo(SLOW)).toBe(4);
     });
 
     it("given one organization's receiver hangs, then another organization's new delivery is sent at once", async () => {
@@ -320,10 +320,10 @@ describe('WebhookDispatcher with the embedded stores', () => {
       sender.hold(SLOW);
       await dispatcher.start();
       await created(...Array.from({ length: 12 }, (_, i) => record(`evt_backlog_${String(i).padStart(2, '0')}`, { organizationId: 'org_2' })));
-      await until(async () => sender.inFlightTo(SLOW) === 2);
+      await until(async () => sender.inFlightTo(SLOW) === 4);
       await created(record('evt_other', { organizationId: 'org_4' }));
       await until(async () => (await store.get('evt_other'))!.status === 'delivered');
-      expect(sender.maxInFlightTo(SLOW)).toBe(2);
+      expect(sender.maxInFlightTo(SLOW)).toBe(4);
     });
   });
 });

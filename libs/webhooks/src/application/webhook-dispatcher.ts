@@ -97,7 +97,7 @@ class Lane {
  *   ordinary ones, each counted apart, so pricing events never wait behind ordinary attempts
  *   (which may each take the attempt timeout) nor the reverse. A look at the queue fills each
  *   lane from its own records. Stopping waits for both.
- * - One organization has at most a quarter of the ordinary lane in flight
+ * - One organization has at most half the ordinary lane in flight
  *   (ordinaryConcurrencyPerOrganization), so a receiver that hangs leaves the rest to the others.
  *   Once that cap leaves an organization's due records over, the lane is filled by organization
  *   (Lane), so its backlog neither hides the others' records nor is read through at each look.
