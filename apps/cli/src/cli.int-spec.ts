@@ -21,10 +21,29 @@ const EMBEDDED = (dataDir: string) => ({ DATA_DIR: dataDir, EVENTSTORE_URL: unde
 const cli = (dataDir: string, ...argv: string[]) => runCli(EMBEDDED(dataDir), argv);
 
 /** The live generation, checkpoint and lag of the quotes projection. */
-async function quotesStatus(dataDir: string): Promise<{ generation: number; checkpoint: number; lag: number }> {
+async function quotesStatus(dataDir: string): Promise<{ version: number; generation: number; checkpoint: number; lag: number; ahead: number }> {
   const { out } = await cli(dataDir, 'projections:status', '--json');
   return JSON.parse(out).projections.find((p: { name: string }) => p.name === 'quotes');
 }
+
+describe('projections:status of a read store ahead of its event log', () => {
+  it('shows how far a checkpoint is past the head, and warns', async () => {
+    const { dataDir, head } = await generatedDataDir('cli-ahead-', 20);
+    try {
+      const { version } = await quotesStatus(dataDir);
+      const reads = await openReadStore(loadConfig({ DATA_DIR: dataDir }));
+      await reads.saveCheckpoint(`projection:quotes:v${version}`, head + 5);
+      await reads.close();
+      expect(await quotesStatus(dataDir)).toMatchObject({ checkpoint: head + 5, lag: 0, ahead: 5 });
+      const { code, out, err } = await cli(dataDir, 'projections:status');
+      expect(code).toBe(0);
+      expect(out).toMatch(new RegExp(`^quotes +${version} +0 +${head + 5} +ahead by 5 +-$`, 'm'));
+      expect(err).toMatch(/^warning: quotes is past the head of the event log: the read store does not belong to this log/m);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('the CLI on an embedded store', () => {
   let dataDir: string;

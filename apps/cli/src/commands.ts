@@ -49,6 +49,8 @@ export async function projectionStatus(context: CliContext, json: boolean): Prom
         generation: projection.generation ?? 0,
         checkpoint,
         lag: Math.max(0, head - checkpoint),
+        /** how far the checkpoint is past the head: not 0 only when the read store does not belong to this log */
+        ahead: Math.max(0, checkpoint - head),
         rebuild: rebuilding === null ? null : { generation: next.generation, checkpoint: rebuilding },
         /** the rebuild of the projection that is running now, if any */
         running: running?.projections.includes(projection.name) ? { pid: running.pid, host: running.host, startedAt: running.startedAt } : null,
@@ -66,12 +68,16 @@ export async function projectionStatus(context: CliContext, json: boolean): Prom
       String(row.version),
       String(row.generation),
       String(row.checkpoint),
-      String(row.lag),
+      row.ahead > 0 ? `ahead by ${row.ahead}` : String(row.lag),
       rebuildState(row),
     ]),
   ];
   for (const text of pad(table)) line(context.out, text);
   line(context.out, `head of the event log: ${head}`);
+  const ahead = rows.filter((row) => row.ahead > 0).map((row) => row.name);
+  if (ahead.length > 0) {
+    line(context.err, `warning: ${ahead.join(', ')} ${ahead.length > 1 ? 'are' : 'is'} past the head of the event log: the read store does not belong to this log (restored from a later moment?); the projector would skip the next events. See Restore in docs/operations.md`);
+  }
   return EXIT.ok;
 }
 
