@@ -20,11 +20,11 @@ export function webhookDispatchSettings(config: Pick<AppConfig, 'webhookAttemptT
 }
 
 /**
- * Ordinary attempts one organization may have in flight: half the lane, at least one, so a
- * receiver that hangs holds half the lane at most and the others' deliveries go on. (A quarter cost
+ * Attempts one organization may have in flight in each lane: half of it, at least one, so a
+ * receiver or pricing partner that hangs holds half the lane at most and the others' deliveries go on. (A quarter cost
  * one organization draining a backlog alone a third of its rate: 940–1,058 deliveries/s against
  * 1,530 uncapped in the issue 3 dispatch benchmark, whose target is 1,000; half gave 1,235–1,373.)
  */
-export function ordinaryConcurrencyPerOrganization(concurrency: number): number {
+export function concurrencyPerOrganization(concurrency: number): number {
   return Math.max(1, Math.floor(concurrency / 2));
 }

@@ -269,9 +269,11 @@ describe('WebhookDispatcher with the embedded stores', () => {
     });
 
     it('given the pricing lane full of attempts that hang, then ordinary deliveries are still sent', async () => {
+      // Two organizations: one alone takes half of the lane at most.
+      await events.appendToStream('organization-org_6', organizationCreated('org_6', `https://${OTHER}/hooks`, `https://${PRICING}/calculated`), 'no_stream');
       sender.hold(PRICING);
       await dispatcher.start();
-      await created(pricingRecord('evt_pricing_1'), pricingRecord('evt_pricing_2'), pricingRecord('evt_pricing_3'));
+      await created(pricingRecord('evt_pricing_1'), pricingRecord('evt_pricing_2', { organizationId: 'org_6' }), pricingRecord('evt_pricing_3'));
       await until(async () => sender.inFlightTo(PRICING) === 2);
       await created(record('evt_lead'));
       await until(async () => (await store.get('evt_lead'))!.status === 'delivered');
@@ -312,6 +314,18 @@ describe('WebhookDispatcher with the embedded stores', () => {
       // Its receiver answers again: its whole backlog goes out, still four at a time.
       sender.release(SLOW);
       await until(async () => (await statuses(backlog.map((r) => r.id))).every((s) => s === 'delivered'));
+      expect(sender.maxInFlightTo(SLOW)).toBe(4);
+    });
+
+    it("given one organization's pricing partner hangs with pricing events piling up, then another organization's pricing event is sent at once", async () => {
+      await events.appendToStream('organization-org_5', organizationCreated('org_5', `https://${OTHER}/hooks`, `https://${SLOW}/calculated`), 'no_stream');
+      dispatcher = dispatcherWith(8);
+      sender.hold(SLOW);
+      await dispatcher.start();
+      await created(...Array.from({ length: 12 }, (_, i) => pricingRecord(`evt_stuck_${String(i).padStart(2, '0')}`, { organizationId: 'org_5' })));
+      await until(async () => sender.inFlightTo(SLOW) === 4);
+      await created(pricingRecord('evt_pricing_other', { organizationId: 'org_1' }));
+      await until(async () => (await store.get('evt_pricing_other'))!.status === 'delivered');
       expect(sender.maxInFlightTo(SLOW)).toBe(4);
     });
 

@@ -7,7 +7,7 @@ import { liveSecrets, targetUrl } from '../domain/organization-profile';
 import { PayloadFinalizerRegistry } from '../registries';
 import { signatureHeaders } from '../transport/signing';
 import { WebhookSender } from '../transport/webhook-sender';
-import { ordinaryConcurrencyPerOrganization, WEBHOOK_DISPATCH_SETTINGS, type WebhookDispatchSettings } from '../webhook-settings';
+import { concurrencyPerOrganization, WEBHOOK_DISPATCH_SETTINGS, type WebhookDispatchSettings } from '../webhook-settings';
 import { DeliverySignal } from './delivery-signal';
 import { DeliveryStore } from './delivery-store';
 import { WebhookOrganizations } from './webhook-organizations';
@@ -97,8 +97,8 @@ class Lane {
  *   ordinary ones, each counted apart, so pricing events never wait behind ordinary attempts
  *   (which may each take the attempt timeout) nor the reverse. A look at the queue fills each
  *   lane from its own records. Stopping waits for both.
- * - One organization has at most half the ordinary lane in flight
- *   (ordinaryConcurrencyPerOrganization), so a receiver that hangs leaves the rest to the others.
+ * - One organization has at most half of each lane in flight (concurrencyPerOrganization),
+ *   so a receiver or pricing partner that hangs leaves the rest to the others.
  *   Once that cap leaves an organization's due records over, the lane is filled by organization
  *   (Lane), so its backlog neither hides the others' records nor is read through at each look.
  * - On start-up every `processing` record is returned to `pending`: its attempt died with the
@@ -138,8 +138,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     @Inject(WEBHOOK_DISPATCH_SETTINGS) private readonly settings: WebhookDispatchSettings,
     @Optional() @Inject(Metrics) private readonly metrics: Metrics | null = null,
   ) {
-    this.fastLane = new Lane(true, settings.concurrency, settings.concurrency);
-    this.ordinaryLane = new Lane(false, settings.concurrency, ordinaryConcurrencyPerOrganization(settings.concurrency));
+    this.fastLane = new Lane(true, settings.concurrency, concurrencyPerOrganization(settings.concurrency));
+    this.ordinaryLane = new Lane(false, settings.concurrency, concurrencyPerOrganization(settings.concurrency));
   }
 
   async onApplicationBootstrap(): Promise<void> {
