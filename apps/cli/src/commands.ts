@@ -35,10 +35,9 @@ function pad(rows: string[][]): string[] {
 
 /** projections:list / projections:status — name, version, live generation, checkpoint, lag. */
 export async function projectionStatus(context: CliContext, json: boolean): Promise<number> {
-  const head = await context.events.headPosition();
   const live = await liveProjections(context.reads, context.projections());
   const running = runningRebuild(await readRebuildLease(context.reads));
-  const rows = await Promise.all(
+  const read = await Promise.all(
     live.map(async (projection) => {
       const checkpoint = (await context.reads.getCheckpoint(checkpointName(projection))) ?? 0;
       const next = atGeneration(projection, (projection.generation ?? 0) + 1);
@@ -48,15 +47,22 @@ export async function projectionStatus(context: CliContext, json: boolean): Prom
         version: projection.version,
         generation: projection.generation ?? 0,
         checkpoint,
-        lag: Math.max(0, head - checkpoint),
-        /** how far the checkpoint is past the head: not 0 only when the read store does not belong to this log */
-        ahead: Math.max(0, checkpoint - head),
         rebuild: rebuilding === null ? null : { generation: next.generation, checkpoint: rebuilding },
         /** the rebuild of the projection that is running now, if any */
         running: running?.projections.includes(projection.name) ? { pid: running.pid, host: running.host, startedAt: running.startedAt } : null,
       };
     }),
   );
+  // Read after the checkpoints: a projector applying new events meanwhile cannot seem to be past it.
+  const head = await context.events.headPosition();
+  const rows = read.map(({ rebuild, running, ...row }) => ({
+    ...row,
+    lag: Math.max(0, head - row.checkpoint),
+    /** how far the checkpoint is past the head: not 0 only when the read store does not belong to this log */
+    ahead: Math.max(0, row.checkpoint - head),
+    rebuild,
+    running,
+  }));
   if (json) {
     line(context.out, JSON.stringify({ head, projections: rows }));
     return EXIT.ok;

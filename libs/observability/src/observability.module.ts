@@ -61,24 +61,29 @@ export class ObservabilityModule implements OnModuleInit {
    * A checkpoint past the head of the log means the read store holds what this log does not (the
    * two restored from different moments): the projector would skip the next events as applied,
    * and the outbox's relay would never relay them.
-   * The checkpoints are read before the head, so a projector applying new events cannot look ahead.
    */
   private async checkpointsAhead(): Promise<string | null> {
-    const live = await liveProjections(this.reads, this.projections.all());
-    const names = [...live.map(checkpointName), RELAY_CHECKPOINT];
-    const checkpoints = await Promise.all(names.map(async (name) => ({ name, position: (await this.reads.getCheckpoint(name)) ?? 0 })));
-    const head = await this.events.headPosition();
-    const ahead = checkpoints.filter(({ position }) => position > head).map(({ name, position }) => `${name} at ${position}`);
+    // Read before the head, as the projections' checkpoints are (projectionPositions).
+    const relay = { checkpoint: RELAY_CHECKPOINT, position: (await this.reads.getCheckpoint(RELAY_CHECKPOINT)) ?? 0 };
+    const { head, checkpoints } = await this.projectionPositions();
+    const ahead = [...checkpoints, relay].filter(({ position }) => position > head).map(({ checkpoint, position }) => `${checkpoint} at ${position}`);
     return ahead.length ? `checkpoints ahead of the event log's head (${head}): ${ahead.join(', ')}; the read store does not belong to this event log (see Restore in docs/operations.md)` : null;
   }
 
-  /** Where the live generation of each projection stands: after a rebuild's switch, the new generation's checkpoint. */
+  /**
+   * Where the live generation of each projection stands: after a rebuild's switch, the new
+   * generation's checkpoint. The checkpoints are read before the head, so a projector applying new
+   * events cannot seem to be past it.
+   */
   private async projectionPositions() {
-    const head = await this.events.headPosition();
     const live = await liveProjections(this.reads, this.projections.all());
     const checkpoints = await Promise.all(
-      live.map(async (projection) => ({ projection: projection.name, position: (await this.reads.getCheckpoint(checkpointName(projection))) ?? 0 })),
+      live.map(async (projection) => {
+        const checkpoint = checkpointName(projection);
+        return { projection: projection.name, checkpoint, position: (await this.reads.getCheckpoint(checkpoint)) ?? 0 };
+      }),
     );
+    const head = await this.events.headPosition();
     return { head, checkpoints };
   }
 

@@ -48,9 +48,15 @@ export function toMoneyNumber(d: Decimal): number {
  */
 export const MAX_AMOUNT_MINOR_UNITS = 1e15;
 
+/** largestAmount per number of minor-unit digits: every priced line asks, so each is computed once. */
+const LARGEST_BY_DIGITS = new Map<number, Decimal>();
+
 /** The largest amount in `currency`: 10000000000000.00 EUR, 1000000000000000 JPY, 1000000000000.000 KWD. */
 export function largestAmount(currency: string): Decimal {
-  return new Money(MAX_AMOUNT_MINOR_UNITS).dividedBy(new Money(10).pow(minorUnits(currency)));
+  const digits = minorUnits(currency);
+  let largest = LARGEST_BY_DIGITS.get(digits);
+  if (largest === undefined) LARGEST_BY_DIGITS.set(digits, (largest = new Money(MAX_AMOUNT_MINOR_UNITS).dividedBy(new Money(10).pow(digits))));
+  return largest;
 }
 
 /** Whether a JSON number holds the amount exactly: at most MAX_AMOUNT_MINOR_UNITS minor units of `currency` from zero. */

@@ -317,25 +317,17 @@ describe('WebhookDispatcher with the embedded stores', () => {
       expect(sender.maxInFlightTo(SLOW)).toBe(4);
     });
 
-    it("given one organization's pricing partner hangs with pricing events piling up, then another organization's pricing event is sent at once", async () => {
+    it.each([
+      { lane: 'pricing', stuck: (id: string) => pricingRecord(id, { organizationId: 'org_5' }), other: (id: string) => pricingRecord(id, { organizationId: 'org_1' }) },
+      { lane: 'ordinary', stuck: (id: string) => record(id, { organizationId: 'org_2' }), other: (id: string) => record(id, { organizationId: 'org_4' }) },
+    ])("given one organization's $lane receiver hangs with deliveries piling up, then another organization's new $lane delivery is sent at once", async ({ stuck, other }) => {
       await events.appendToStream('organization-org_5', organizationCreated('org_5', `https://${OTHER}/hooks`, `https://${SLOW}/calculated`), 'no_stream');
       dispatcher = dispatcherWith(8);
       sender.hold(SLOW);
       await dispatcher.start();
-      await created(...Array.from({ length: 12 }, (_, i) => pricingRecord(`evt_stuck_${String(i).padStart(2, '0')}`, { organizationId: 'org_5' })));
+      await created(...Array.from({ length: 12 }, (_, i) => stuck(`evt_stuck_${String(i).padStart(2, '0')}`)));
       await until(async () => sender.inFlightTo(SLOW) === 4);
-      await created(pricingRecord('evt_pricing_other', { organizationId: 'org_1' }));
-      await until(async () => (await store.get('evt_pricing_other'))!.status === 'delivered');
-      expect(sender.maxInFlightTo(SLOW)).toBe(4);
-    });
-
-    it("given one organization's receiver hangs, then another organization's new delivery is sent at once", async () => {
-      dispatcher = dispatcherWith(8);
-      sender.hold(SLOW);
-      await dispatcher.start();
-      await created(...Array.from({ length: 12 }, (_, i) => record(`evt_backlog_${String(i).padStart(2, '0')}`, { organizationId: 'org_2' })));
-      await until(async () => sender.inFlightTo(SLOW) === 4);
-      await created(record('evt_other', { organizationId: 'org_4' }));
+      await created(other('evt_other'));
       await until(async () => (await store.get('evt_other'))!.status === 'delivered');
       expect(sender.maxInFlightTo(SLOW)).toBe(4);
     });
