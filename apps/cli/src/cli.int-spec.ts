@@ -186,6 +186,17 @@ describe('the CLI on an embedded store', () => {
       expect([code, out]).toEqual([2, '']);
       expect(err).toContain(`${option} is given more than once; give it once`);
     });
+
+    it.each([
+      [['audit:quote', QUOTE, '--all'], 'audit:quote does not take --all'],
+      [['projections:status', '--org', ORG], 'projections:status does not take --org'],
+      [['audit:export', '--org', ORG, '--json', '--batch-size', '5'], 'audit:export does not take --json, --batch-size'],
+      [['backup', join(tmpdir(), 'never-written'), '--switch-grace-ms', '2000'], 'backup does not take --switch-grace-ms'],
+    ])('given %j, an option the command does not take, then it exits 2 naming it and does nothing', async (argv, message) => {
+      const { code, out, err } = await cli(dataDir, ...argv);
+      expect([code, out]).toEqual([2, '']);
+      expect(err.split('\n')[0]).toBe(message);
+    });
   });
 
   describe('a reader that stops reading (`| head -1`)', () => {

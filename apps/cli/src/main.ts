@@ -86,6 +86,24 @@ function onceEach(tokens: Array<{ kind: string; name?: string }>): void {
   }
 }
 
+/** The options each command reads: another one given to it is a mistake (`audit:quote q --all`), not something to ignore. */
+const OPTIONS_OF: Record<string, readonly string[]> = {
+  'projections:list': ['json'],
+  'projections:status': ['json'],
+  'projections:rebuild': ['all', 'batch-size', 'switch-grace-ms'],
+  'audit:quote': ['json'],
+  'audit:export': ['org', 'from', 'to', 'out'],
+  'outbox:skip-to-head': [],
+  backup: ['json'],
+};
+
+function onlyOptionsOf(command: string, tokens: Array<{ kind: string; name?: string }>): void {
+  const allowed = OPTIONS_OF[command];
+  if (!allowed) return;
+  const other = [...new Set(tokens.filter((token) => token.kind === 'option' && token.name !== undefined && !allowed.includes(token.name)).map((token) => `--${token.name}`))];
+  if (other.length > 0) throw new UsageError(`${command} does not take ${other.join(', ')}`);
+}
+
 /** The command the arguments name, checked before any store is opened: wrong usage is told as such, whatever the stores. */
 function commandOf(command: string, rest: string[]): Command | FileCommand {
   const { values, positionals, tokens } = parseArgs({
@@ -104,6 +122,7 @@ function commandOf(command: string, rest: string[]): Command | FileCommand {
     },
   });
   onceEach(tokens);
+  onlyOptionsOf(command, tokens);
   switch (command) {
     case 'projections:list':
     case 'projections:status':
