@@ -94,6 +94,15 @@ async function configuredSession(app: TestApp, live: Live, configuration: Record
   return { sessionId, customerToken, session: configured.body };
 }
 
+/** Bodies refused for themselves, with their own error code: after the capability's checks (decisions §8), never before. */
+const BODIES_REFUSED: Array<[{ payload: string; headers: Record<string, string> }, string]> = [
+  [{ payload: '{"configHash":', headers: { 'content-type': 'application/json' } }, 'invalid_json'],
+  [{ payload: 'configHash=abc', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 'unsupported_media_type'],
+  [{ payload: JSON.stringify({ configHash: 'x'.repeat(1_100_000) }), headers: { 'content-type': 'application/json' } }, 'payload_too_large'],
+  [{ payload: 'null', headers: { 'content-type': 'application/json' } }, 'validation_error'],
+  [{ payload: `${'{"a":'.repeat(40)}1${'}'.repeat(40)}`, headers: { 'content-type': 'application/json' } }, 'invalid_json'],
+];
+
 describe('live pricing', () => {
   let app: TestApp;
   let receiver: Receiver;
@@ -322,6 +331,19 @@ describe('live pricing', () => {
       expect(res.status).toBe(401);
     });
 
+    it('the token, plan and window come before the body is read: 401 and 403 for bodies that are malformed, not JSON, too large, not an object or too deep', async () => {
+      const org = await liveOrganization(app, receiver);
+      const { sessionId } = await configuredSession(app, org);
+      const { adjustments } = capability(await receiver.next(isPricingFor(sessionId)));
+      const unknown = `/api/v1/configuration-sessions/pct_${'z'.repeat(43)}/adjustments`;
+      for (const [body, own] of BODIES_REFUSED) {
+        expect([own, (await app.request('PUT', unknown, body)).body.error?.code]).toEqual([own, 'unauthorized']);
+        expect([own, (await app.request('PUT', adjustments, body)).body.error?.code]).toEqual([own, own]);
+      }
+      await setLivePricing(org.organizationId, false);
+      for (const [body, own] of BODIES_REFUSED) expect([own, (await app.request('PUT', adjustments, body)).body.error?.code]).toEqual([own, 'forbidden_plan']);
+    });
+
     it('403 forbidden_plan once live pricing is off, before the body is looked at', async () => {
       const org = await liveOrganization(app, receiver);
       const { sessionId, session } = await configuredSession(app, org);
@@ -407,6 +429,7 @@ describe('live pricing', () => {
           expect(res.status).toBe(403);
           expect(res.body.error.code).toBe('window_expired');
         }
+        for (const [body, own] of BODIES_REFUSED) expect([own, (await short.request('PUT', adjustments, body)).body.error?.code]).toEqual([own, 'window_expired']);
         // The window is a write window: the session still reads.
         const afterWindow = await short.request('GET', read);
         expect(afterWindow.status).toBe(200);

@@ -1,10 +1,12 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationFailed } from '@lib/shared';
 import { apiKeyRefusal, CredentialResolver } from './auth';
+import { BeforeBodyChecks } from './before-body';
 import { forbiddenKeyPaths, registerBodyShapeChecks } from './body-depth';
 import { ErrorEnvelopeFilter, errorBody, replyWithError } from './error-envelope.filter';
 import { IdempotencyGuard, IdempotencyStore, registerIdempotency } from './idempotency';
@@ -123,10 +125,21 @@ export function configureHttpApplication(
   });
   registerBodyShapeChecks(fastify);
   registerRequestAuthentication(fastify, app.get(CredentialResolver), app.get(RateLimiter), options.limits);
+  const beforeBody = app.get(BeforeBodyChecks);
+  const beforeBodyLog = new Logger('HTTP');
   // Writes with a body must be JSON; anything else is refused before it is read (after
-  // authentication, so the 415 carries the RateLimit-* headers like every other answer). Hooks
-  // of every request take `done` rather than being async: an async hook costs each request a
-  // promise and a microtask turn even when it has nothing to do.
+  // authentication, so the 415 carries the RateLimit-* headers like every other answer).
+  const requireJsonBody = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return done();
+    const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+    const type = request.headers['content-type'];
+    if (hasBody && !(typeof type === 'string' && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type))) {
+      return void replyWithError(reply, { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
+    }
+    done();
+  };
+  // Hooks of every request take `done` rather than being async: an async hook costs each request
+  // a promise and a microtask turn even when it has nothing to do.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
     // An unknown route is 404, whatever its body (Fastify's not-found route reads bodies too).
     const route = request.routeOptions.url;
@@ -138,13 +151,15 @@ export function configureHttpApplication(
       const refusal = apiKeyRefusal(request.caller, request.method);
       if (refusal) return void replyWithError(reply, refusal);
     }
-    if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return done();
-    const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
-    const type = request.headers['content-type'];
-    if (hasBody && !(typeof type === 'string' && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type))) {
-      return void replyWithError(reply, { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
-    }
-    done();
+    // The same for a caller whom only the route's own service can refuse (a capability token).
+    const check = beforeBody.of(request.method, route);
+    if (check === undefined) return requireJsonBody(request, reply, done);
+    check(request).then(
+      () => requireJsonBody(request, reply, done),
+      (error: unknown) => {
+        if (replyWithError(reply, error) >= 500) beforeBodyLog.error({ requestId: request.id, msg: error instanceof Error ? error.stack ?? error.message : String(error) });
+      },
+    );
   });
   // Keys are replayed or claimed once the route's guards let the request through, not in a hook
   // before them (see IdempotencyGuard); the last global guard.

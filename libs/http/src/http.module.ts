@@ -6,6 +6,7 @@ import { MongoReadStore } from '@lib/read-store/mongo-read-store';
 import { EMBEDDED_FILES } from '@lib/runtime/stores';
 import { APP_CONFIG, type AppConfig } from '@lib/shared';
 import { AdminGuard, ApiKeyGuard } from './auth';
+import { BeforeBodyChecks } from './before-body';
 import { IdempotencyStore } from './idempotency';
 import { ListResponses } from './list-responses';
 import { MongoIdempotencyStore, MongoRateLimiter } from './mongo-gateway-state';
@@ -30,6 +31,7 @@ function mongoBehind(reads: ReadStore): MongoReadStore | null {
     ApiKeyGuard,
     AdminGuard,
     ListResponses,
+    BeforeBodyChecks,
     {
       provide: RateLimiter,
       inject: [ReadStore],
@@ -47,7 +49,7 @@ function mongoBehind(reads: ReadStore): MongoReadStore | null {
       },
     },
   ],
-  exports: [ApiKeyGuard, AdminGuard, ListResponses, RateLimiter, IdempotencyStore],
+  exports: [ApiKeyGuard, AdminGuard, ListResponses, BeforeBodyChecks, RateLimiter, IdempotencyStore],
 })
 export class HttpInfrastructureModule implements OnApplicationShutdown {
   constructor(@Inject(IdempotencyStore) private readonly idempotency: IdempotencyStore) {}

@@ -7,6 +7,7 @@ export * from './pagination';
 export * from './idempotency';
 export * from './list-responses';
 export * from './http-application';
+export * from './before-body';
 export * from './http.module';
 export * from './api-errors.decorator';
 export * from './dto-decorators';

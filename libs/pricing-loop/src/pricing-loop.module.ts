@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { BeforeBodyChecks } from '@lib/http';
 import { OrganizationsModule } from '@lib/organizations';
 import { ProjectionRegistry } from '@lib/runtime';
 import { SessionsModule } from '@lib/sessions';
@@ -9,7 +11,7 @@ import { PricingCallbackFinalizer } from './application/pricing-callback.finaliz
 import { loadPricingTokenKey } from './application/pricing-token-key';
 import { PricingWebhookSource } from './application/pricing-webhook.source';
 import { CapabilityTokens } from './domain/capability-token';
-import { ConfigurationSessionsController } from './http/configuration-sessions.controller';
+import { ADJUSTMENTS_ROUTE, ConfigurationSessionsController } from './http/configuration-sessions.controller';
 import { pricingGrantsProjection } from './projections/pricing-grants.projection';
 
 /**
@@ -34,8 +36,12 @@ export class PricingLoopModule {
     finalizers: PayloadFinalizerRegistry,
     source: PricingWebhookSource,
     finalizer: PricingCallbackFinalizer,
+    beforeBody: BeforeBodyChecks,
+    access: ConfigurationSessionAccess,
   ) {
     projections.register(pricingGrantsProjection);
+    // decisions §8: the token, plan, session and window before the body
+    beforeBody.register('PUT', ADJUSTMENTS_ROUTE, (request: FastifyRequest) => access.admitWrite(request, (request.params as { token: string }).token));
     sources.register(source);
     finalizers.register(finalizer);
   }

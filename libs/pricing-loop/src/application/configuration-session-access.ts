@@ -3,13 +3,21 @@ import { CommandBus } from '@nestjs/cqrs';
 import { AggregateRepository } from '@lib/event-sourcing';
 import { OrganizationDirectory } from '@lib/organizations';
 import { ReadStore } from '@lib/read-store';
-import { isIdleExpired, loadSession, RecordSessionAdjustment, SessionExpired, SessionReader, StaleConfigHash, type RecordedAdjustment, type SessionObject } from '@lib/sessions';
+import { isIdleExpired, loadSession, type LoadedSession, RecordSessionAdjustment, SessionExpired, SessionReader, StaleConfigHash, type RecordedAdjustment, type SessionObject } from '@lib/sessions';
 import { APP_CONFIG, Clock, ForbiddenPlan, type AppConfig } from '@lib/shared';
 import { FreezeExternalPricing, priceExternalLineItems } from '@lib/submissions';
 import { CapabilityTokens, hashCapabilityToken, isWellFormedCapabilityToken } from '../domain/capability-token';
 import { InvalidCapabilityToken, WindowExpired } from '../domain/pricing.errors';
 import { parseAdjustmentsBody } from '../http/adjustment.dto';
 import { PRICING_DELIVERIES, PRICING_GRANTS, type PricingDeliveryDocument, type PricingGrantDocument } from '../projections/pricing-grants.projection';
+
+/** What checks 1 to 4 of a write found. */
+interface Admission {
+  grant: PricingGrantDocument;
+  currency: string;
+  /** null for an `autofill` token, which answers for a submission */
+  session: LoadedSession | null;
+}
 
 export interface AdjustmentApplied {
   applied: true;
@@ -31,6 +39,9 @@ export interface AdjustmentApplied {
  */
 @Injectable()
 export class ConfigurationSessionAccess {
+  /** Writes admitted before their body was read, by request (see admitWrite). */
+  private readonly admitted = new WeakMap<object, Admission>();
+
   constructor(
     private readonly reads: ReadStore,
     private readonly tokens: CapabilityTokens,
@@ -48,12 +59,21 @@ export class ConfigurationSessionAccess {
     return this.sessions.sessionObject(grant.sessionId);
   }
 
-  async writeAdjustment(token: string, body: unknown): Promise<AdjustmentApplied> {
-    const grant = await this.grantOf(token);
-    const { currency } = await this.assertLivePricing(grant);
-    const session = grant.context === 'autofill' ? null : await loadSession(this.repository, grant.sessionId);
-    if (session && isIdleExpired(session.lastActivityAt, this.clock.now(), this.config.sessionIdleTtlMs)) throw new SessionExpired();
-    this.assertWindowOpen(grant);
+  /**
+   * Checks 1 to 4 of a write, which need only the token: made before the body is read (see
+   * BeforeBodyChecks), so that a refused caller gets its refusal whatever body it sends (an
+   * unparsable, non-JSON or too large one too). Kept for the request's write.
+   */
+  async admitWrite(request: object, token: string): Promise<void> {
+    this.admitted.set(request, await this.admit(token));
+  }
+
+  /** `request`: the request admitted by admitWrite, whose checks are then not made again except those of the clock (3 and 4). */
+  async writeAdjustment(token: string, body: unknown, request?: object): Promise<AdjustmentApplied> {
+    const admission = (request && this.admitted.get(request)) || (await this.admit(token));
+    const { grant, currency, session } = admission;
+    // The body may have taken a while to arrive: the session and the window are checked as of now.
+    this.assertOpen(admission);
     const { configHash, lineItems } = await parseAdjustmentsBody(body);
     const priced = priceExternalLineItems(lineItems, currency);
     // A token prices the one configuration it was issued for; the submission's is final.
@@ -69,6 +89,22 @@ export class ConfigurationSessionAccess {
     const pricing = { configHash, ...priced, receivedAt: this.clock.now() };
     await this.commands.execute(new FreezeExternalPricing(grant.organizationId, grant.submissionId!, pricing, actor));
     return { applied: true, isCurrentConfiguration: true };
+  }
+
+  /** Checks 1 to 4. */
+  private async admit(token: string): Promise<Admission> {
+    const grant = await this.grantOf(token);
+    const { currency } = await this.assertLivePricing(grant);
+    const session = grant.context === 'autofill' ? null : await loadSession(this.repository, grant.sessionId);
+    const admission = { grant, currency, session };
+    this.assertOpen(admission);
+    return admission;
+  }
+
+  /** Checks 3 and 4. */
+  private assertOpen({ grant, session }: Admission): void {
+    if (session && isIdleExpired(session.lastActivityAt, this.clock.now(), this.config.sessionIdleTtlMs)) throw new SessionExpired();
+    this.assertWindowOpen(grant);
   }
 
   /** Check 1. The token is looked up by its hash and must also be what the current key derives. */

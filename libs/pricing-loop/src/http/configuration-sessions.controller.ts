@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Put } from '@nestjs/common';
+import { Body, Controller, Get, Param, Put, Req } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '@lib/http';
 import { ConfigurationSessionSchema } from '@lib/sessions';
@@ -16,6 +16,9 @@ const TOKEN_PARAM = { name: 'token', description: 'The capability token from `da
  * api-v1 "Configuration sessions": capability URLs for the external pricing system. The token in
  * the path is the only credential — no Authorization header — and the rate limit is per IP.
  */
+/** The write route as Fastify names it, whose checks 1 to 4 run before its body is read (PricingLoopModule). */
+export const ADJUSTMENTS_ROUTE = '/api/v1/configuration-sessions/:token/adjustments';
+
 @ApiTags('configuration-sessions')
 @Controller('api/v1/configuration-sessions/:token')
 export class ConfigurationSessionsController {
@@ -37,13 +40,13 @@ export class ConfigurationSessionsController {
   @ApiOperation({
     summary: 'Replace the price breakdown shown for a configuration',
     description:
-      'Idempotent full replace for `configHash`; the subtotal is computed server-side. Checks, in this order: 401 `unauthorized`, 403 `forbidden_plan`, 410 `session_expired`, 403 `window_expired`, 422 `validation_error`, 409 `stale_config_hash` (`details.currentConfigHash`). A write after the customer-facing timeout still applies; on a submitted session it is frozen onto the submission.',
+      'Idempotent full replace for `configHash`; the subtotal is computed server-side. Checks, in this order: 401 `unauthorized`, 403 `forbidden_plan`, 410 `session_expired`, 403 `window_expired` (these four before the body is read), then the body (400 `invalid_json`, 413, 415, 422 `validation_error`), 409 `stale_config_hash` (`details.currentConfigHash`). A write after the customer-facing timeout still applies; on a submitted session it is frozen onto the submission.',
   })
   @ApiParam(TOKEN_PARAM)
   @ApiBody({ type: AdjustmentsDto })
   @ApiOkResponse({ type: AdjustmentAppliedSchema })
   @ApiErrors('unauthorized', 'forbidden_plan', 'window_expired', 'session_expired', 'stale_config_hash')
-  async write(@Param('token') token: string, @Body() body: unknown): Promise<AdjustmentApplied> {
-    return this.access.writeAdjustment(token, body);
+  async write(@Param('token') token: string, @Body() body: unknown, @Req() request: object): Promise<AdjustmentApplied> {
+    return this.access.writeAdjustment(token, body, request);
   }
 }
