@@ -4,7 +4,7 @@ import { EventStore, type RecordedEvent, type Subscription } from '@lib/event-st
 import { MessageBus, type Consumer } from '@lib/message-bus';
 import { Metrics, Readiness } from '@lib/observability';
 import { ReadStore } from '@lib/read-store';
-import { QuoteDocumentsWorkerModule, QuoteExpiryModule } from '@lib/quotes';
+import { QUOTE_MAILS, QUOTE_PDFS, QuoteDocumentsWorkerModule, QuoteExpiryModule } from '@lib/quotes';
 import { DOMAIN_EVENTS_TOPIC, RELAY_CHECKPOINT, ReactorRegistry } from '@lib/runtime';
 import { DELIVERIES, WebhookDispatchModule } from '@lib/webhooks';
 
@@ -39,6 +39,13 @@ export class OutboxModule implements OnApplicationBootstrap, OnApplicationShutdo
       pending: await this.reads.count(DELIVERIES, { status: 'pending' }),
       processing: await this.reads.count(DELIVERIES, { status: 'processing' }),
     }));
+    this.metrics.readJobDepthFrom(async () => {
+      const depth = [];
+      for (const [kind, collection] of [['mail', QUOTE_MAILS], ['pdf', QUOTE_PDFS]]) {
+        for (const status of ['pending', 'working', 'failed']) depth.push({ kind, status, count: await this.reads.count(collection, { status }) });
+      }
+      return depth;
+    });
     // The relay and the reactors need the bus: it must answer now, and the relay's last publish must have succeeded.
     this.readiness.register('messageBus', async () => {
       if (this.busFailure) return `publishing to the bus failed: ${this.busFailure}`;

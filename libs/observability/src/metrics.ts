@@ -10,7 +10,7 @@ type Source<T> = () => Promise<T>;
 
 /**
  * The metrics of one process, in one prom-client registry of its own (default process metrics
- * included). Gauges that describe stored state (projection lag, outbox depth) are read when
+ * included). Gauges that describe stored state (projection lag, outbox depth, jobs) are read when
  * scraped, never on the request path; counters and histograms are updated where things happen.
  */
 @Injectable()
@@ -43,6 +43,7 @@ export class Metrics {
   private projectionPositions: Source<{ head: number; checkpoints: Array<{ projection: string; position: number }> }> | null = null;
   private deliveryDepth: Source<{ pending: number; processing: number }> | null = null;
   private embeddedFiles: Source<Array<{ file: string; bytes: number }>> | null = null;
+  private jobDepth: Source<Array<{ kind: string; status: string; count: number }>> | null = null;
 
   constructor() {
     for (const metric of [
@@ -77,6 +78,16 @@ export class Metrics {
       },
     });
     new Gauge({
+      name: 'outbox_jobs',
+      help: 'Quote e-mails and PDFs the outbox has to make: waiting (pending), being attempted (working), or given up (failed)',
+      labelNames: ['kind', 'status'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const { kind, status, count } of (await metrics.jobDepth?.().catch(() => null)) ?? []) this.set({ kind, status }, count);
+      },
+    });
+    new Gauge({
       name: 'embedded_store_bytes',
       help: 'Size of each file of the embedded stores in DATA_DIR (databases and their WAL files)',
       labelNames: ['file'] as const,
@@ -96,6 +107,11 @@ export class Metrics {
   /** Where outbox depth is read from (the delivery log). */
   readDeliveryDepthFrom(source: Metrics['deliveryDepth']): void {
     this.deliveryDepth = source;
+  }
+
+  /** Where the numbers of the outbox's jobs (quote e-mails, PDFs) by status are read from. */
+  readJobDepthFrom(source: Metrics['jobDepth']): void {
+    this.jobDepth = source;
   }
 
   /** Where the sizes of the embedded stores' files are read from. */
