@@ -91,6 +91,19 @@ describe('Idempotency-Key: authorization and retries', () => {
     expect(retried.body).toEqual(submitted.body);
   });
 
+  it('replays a retry sent with a query string or an escaped id: one quote, one number', async () => {
+    const submissionId = await f.submission(org);
+    const created = await createQuote(org.apiKey, submissionId, 'abc-url');
+    expect(created.status).toBe(201);
+    const escaped = submissionId.replace('_', '%5F');
+    for (const url of [`/api/v1/submissions/${submissionId}/quotes?`, `/api/v1/submissions/${submissionId}/quotes?retry=1`, `/api/v1/submissions/${escaped}/quotes`]) {
+      const retried = await app.request('POST', url, { token: org.apiKey, body: { reference: 'PO-1' }, headers: { 'idempotency-key': 'abc-url' } });
+      expect([url, retried.status, retried.headers['idempotent-replayed'], retried.body]).toEqual([url, 201, 'true', created.body]);
+    }
+    const quotes = await app.request('GET', `/api/v1/quotes?submissionId=${submissionId}`, { token: org.apiKey });
+    expect(quotes.body.data.map((quote: { id: string }) => quote.id)).toEqual([created.body.quoteId]);
+  });
+
   it('does not keep a 409 conflict ("retry the request"): the retry with the same key runs again and succeeds', async () => {
     const submissionId = await f.submission(org);
     // The organization's quote-number counter stays contended past the allocator's retries.

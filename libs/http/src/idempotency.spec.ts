@@ -30,6 +30,10 @@ describe('Idempotency-Key in one gateway (in-memory store)', () => {
       }
       return reply.status(201).send({ id: `thing-${executions}`, body: request.body });
     });
+    app.post('/things/:thingId/send', async () => {
+      executions++;
+      return { sent: executions };
+    });
     await app.ready();
   });
   afterEach(() => app.close());
@@ -42,6 +46,19 @@ describe('Idempotency-Key in one gateway (in-memory store)', () => {
     expect(executions).toBe(1);
     expect(new Set(responses.map((response) => response.body)).size).toBe(1);
     expect(responses.map((response) => response.headers['idempotent-replayed'])).toEqual([undefined, 'true', 'true']);
+  });
+
+  it('scopes a key to the resource the router read, not to the raw URL: a query string or an escaped id is the same request', async () => {
+    const send = (url: string, key = 'k9') => app.inject({ method: 'POST', url, headers: { 'idempotency-key': key }, payload: {} });
+    const first = await send('/things/t_1/send');
+    for (const url of ['/things/t_1/send?', '/things/t_1/send?retry=1', '/things/t%5F1/send', '/things/%74_1/send?x']) {
+      const again = await send(url);
+      expect([url, again.headers['idempotent-replayed'], again.body]).toEqual([url, 'true', first.body]);
+    }
+    // Another resource, or another key, is another request.
+    expect((await send('/things/t_2/send')).headers['idempotent-replayed']).toBeUndefined();
+    expect((await send('/things/t_1/send', 'k10')).headers['idempotent-replayed']).toBeUndefined();
+    expect(executions).toBe(3);
   });
 
   it('refuses the same key with another body, and keeps keys of other requests apart', async () => {

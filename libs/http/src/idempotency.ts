@@ -98,7 +98,21 @@ declare module 'fastify' {
 function callerScope(request: FastifyRequest): string {
   const caller = request.caller;
   const who = caller?.kind === 'apiKey' ? `org:${caller.organizationId}` : caller?.kind === 'admin' ? 'admin' : `ip:${request.ip}`;
-  return `${who} POST ${request.url}`;
+  return `${who} POST ${canonicalPath(request)}`;
+}
+
+/**
+ * The path of the resource the request is for, as the router read it: its route with each
+ * parameter as decoded and then encoded one way, and no query string (no POST reads one). The raw
+ * URL would make `/quotes/q_1/send?`, `/quotes/q_1/send?retry=1` and `/quotes/q%5F1/send` three
+ * scopes, and a retry sent so would send the quote again. A path without a query or escapes is
+ * its own canonical path, so keys stored by earlier versions still match.
+ */
+export function canonicalPath(request: Pick<FastifyRequest, 'url' | 'params'> & { routeOptions: { url?: string } }): string {
+  const route = request.routeOptions.url;
+  if (route === undefined) return request.url.split('?')[0];
+  const params = (request.params ?? {}) as Record<string, string>;
+  return route.replace(/:([A-Za-z0-9_]+)|\*/g, (_match, name: string | undefined) => (name === undefined ? encodeURI(params['*'] ?? '') : encodeURIComponent(params[name] ?? '')));
 }
 
 /** A POST with an `Idempotency-Key` header: the only requests the key step looks at. */
