@@ -36,6 +36,14 @@ describe('quotes on the storefront (the customer link)', () => {
   });
   afterAll(() => app.close());
 
+  it('a HEAD of the quote link (a link checker, a mail scanner) answers and leaves the quote sent', async () => {
+    const { quoteId, token } = await sentQuote();
+    const head = await app.request('HEAD', `/storefront/v1/quotes/${token}`);
+    expect(head.status).toBe(200);
+    expect(await apiQuote(quoteId)).toMatchObject({ status: 'sent', viewedAt: null });
+    expect((await view(token)).body.status).toBe('viewed');
+  });
+
   it('shows the customer the quote without any credentials; the first view moves sent to viewed', async () => {
     const { quoteId, token } = await sentQuote();
     const sent = await apiQuote(quoteId);

@@ -1,7 +1,7 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiErrors } from '@lib/http';
 import { OrganizationDirectory } from '@lib/organizations';
 import { QuotePdfs } from '../documents/quote-pdfs';
@@ -29,11 +29,14 @@ export class StorefrontQuotesController {
   ) {}
 
   @Get(':quoteToken')
-  @ApiOperation({ summary: 'The quote as sent to the customer', description: 'The version last sent, with its live status. The first view of a sent quote moves it to `viewed`.' })
+  @ApiOperation({
+    summary: 'The quote as sent to the customer',
+    description: 'The version last sent, with its live status. The first view (GET) of a sent quote moves it to `viewed`; a HEAD, which shows nothing to anyone (a link checker), does not.',
+  })
   @ApiOkResponse({ type: CustomerQuoteView })
-  async view(@Param('quoteToken') token: string): Promise<CustomerQuote> {
+  async view(@Param('quoteToken') token: string, @Req() request: FastifyRequest): Promise<CustomerQuote> {
     const link = await this.find(token);
-    if (link.status === 'sent') await this.commands.execute(new ViewQuote(token));
+    if (link.status === 'sent' && request.method === 'GET') await this.commands.execute(new ViewQuote(token));
     return this.render(token);
   }
 
