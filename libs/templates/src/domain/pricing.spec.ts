@@ -208,6 +208,14 @@ describe('priceConfiguration', () => {
       ]);
     });
 
+    it('then a fixed rule charges once per configuration, on both sides or one (decisions §5)', () => {
+      const fixed = [{ level: 'material', target: 'white', calculation: 'fixed', amount: 40 }];
+      const both = price(fixed, { ...twoSashes, insideColorId: 'white', outsideColorId: 'white' });
+      expect(both.lineItems.map((l) => [l.itemKey, l.description, l.unitPrice])).toEqual([['material:inside:white', 'White', 40]]);
+      const outside = price(fixed, { ...twoSashes, insideColorId: undefined, outsideColorId: 'white' });
+      expect(outside.lineItems.map((l) => [l.itemKey, l.description, l.unitPrice])).toEqual([['material:outside:white', 'White (outside)', 40]]);
+    });
+
     it('then each side is priced by the material chosen for it', () => {
       const pricing = price(rules, { ...twoSashes, insideColorId: 'white', outsideColorId: 'ral7016' });
       expect(lines(pricing)).toEqual([['material:inside:white', 62.4], ['material:outside:ral7016', 40]]);

@@ -181,14 +181,17 @@ function usesOf(
       const material = index.materials.get(ruleValue(rule, 'target'));
       if (!material) return [];
       const chosen = { inside: configuration.insideColorId, outside: configuration.outsideColorId };
-      return (['inside', 'outside'] as const)
-        .filter((side) => chosen[side] === material.id)
-        .map((side) => ({
-          ...product,
-          itemKey: `material:${side}:${material.id}`,
-          itemType: 'material' as const,
-          label: `${material.name} (${labels[side]})`,
-        }));
+      const sides = (['inside', 'outside'] as const).filter((side) => chosen[side] === material.id);
+      const uses = sides.map((side) => ({
+        ...product,
+        itemKey: `material:${side}:${material.id}`,
+        itemType: 'material' as const,
+        label: `${material.name} (${labels[side]})`,
+      }));
+      // `fixed` is once per configuration (decisions §5), whichever sides show the material:
+      // under the key of its first side, named without a side when it covers both.
+      if (rule.calculation !== 'fixed' || uses.length < 2) return uses;
+      return [{ ...uses[0], label: material.name }];
     }
   }
 }

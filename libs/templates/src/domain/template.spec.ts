@@ -222,6 +222,20 @@ describe('validateTemplate', () => {
       expect(errors).toEqual([error('optionGroups[2].required', 'has no options')]);
     });
 
+    it('then a required group chosen per component is refused in a template without components, since no configuration could fill it', () => {
+      const errors = errorsFor((b) => {
+        b.components = [];
+        b.pricingRules = b.pricingRules.filter((rule: { level: string }) => rule.level !== 'component');
+      });
+      expect(errors).toEqual([error('optionGroups[0].required', 'has no components')]);
+      // Chosen for the product, the same group can be filled.
+      expect(errorsFor((b) => {
+        b.components = [];
+        b.pricingRules = b.pricingRules.filter((rule: { level: string }) => rule.level !== 'component');
+        b.optionGroups[0].scope = 'product';
+      })).toEqual([]);
+    });
+
     it('then unknown fields inside entries are refused', () => {
       expect(errorsFor((b) => (b.options[0].price = 10))).toEqual([error('options[0].price', 'is not a known field')]);
     });

@@ -166,6 +166,8 @@ export function validateTemplate(body: unknown): { template?: TemplateBody; erro
   optionGroups.forEach((group, i) => {
     if (group?.required && group.id !== undefined && !options.some((o) => o?.optionGroup === group.id)) {
       errors.add(field(item('optionGroups', i), 'required'), 'the group has no options, so it could never be filled');
+    } else if (group?.required && group.scope === 'component' && components.length === 0) {
+      errors.add(field(item('optionGroups', i), 'required'), 'the group is chosen per component and the template has no components, so it could never be filled');
     }
   });
 
