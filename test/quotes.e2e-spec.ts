@@ -482,7 +482,7 @@ describe('quotes API', () => {
   describe('POST /api/v1/quotes/{id}/send', () => {
     it('sends a draft: 200 with status and sentAt, validUntil from the send, and the e-mail with the customer link from the outbox', async () => {
       const quoteId = await f.createQuote(org, submissionId, { validityDays: 20 });
-      const res = await send(quoteId, { recipients: ['ada@example.com', 'ADA@example.com', 'office@example.com'], locale: 'de' });
+      const res = await send(quoteId, { recipients: ['ada@example.com', ' ADA@example.com', 'office@example.com '], locale: 'de' });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ quoteId, status: 'sent', sentAt: expect.any(Number) });
       const quote = (await get(quoteId)).body;

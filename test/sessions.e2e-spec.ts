@@ -380,13 +380,14 @@ describe('storefront and configuration sessions', () => {
       expect(submission.status).toBe(200);
     });
 
-    it('stores an empty phone as null, like every empty customer field', async () => {
+    it('stores an empty phone as null, like every empty customer field, and the e-mail without blanks around it', async () => {
       const { sessionId, customerToken } = await startSession();
       await configure(sessionId, customerToken);
-      const res = await submit(sessionId, customerToken, { customer: { name: 'Nora', email: 'nora@example.com', phone: '', city: '  ' } });
+      const res = await submit(sessionId, customerToken, { customer: { name: 'Nora', email: ' nora@example.com\t', phone: '', city: '  ' } });
       expect(res.status).toBe(201);
       const submission = await app.request('GET', `/api/v1/submissions/${res.body.submissionId}`, { token: org.apiKey });
-      expect(submission.body.customer).toMatchObject({ name: 'Nora', phone: null, city: null });
+      // An address pasted with blanks around it is the address (as for leads and contacts).
+      expect(submission.body.customer).toMatchObject({ name: 'Nora', email: 'nora@example.com', phone: null, city: null });
     });
 
     it('freezes the adjustment of the final configuration onto the submission', async () => {

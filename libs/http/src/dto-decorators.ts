@@ -16,6 +16,8 @@ export const NullablePlainText = () =>
   });
 
 export const Trimmed = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
+/** Trimmed, for each string of an array (a list of e-mail addresses). */
+export const TrimmedEach = () => Transform(({ value }) => (Array.isArray(value) ? value.map((each) => (typeof each === 'string' ? each.trim() : each)) : value));
 
 /**
  * An `externalRef` clears with `""` as with `null`: an empty key identifies nothing. Otherwise the

@@ -19,7 +19,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { AbsentIfNull, EmptyClears, ExtraFieldsIgnored, IfPresent, IsCurrencyCode, IsFiniteNumber, NullablePlainText, PageQuery, PlainText, RoundedHalfUp, TaxRate } from '@lib/http';
+import { AbsentIfNull, EmptyClears, ExtraFieldsIgnored, IfPresent, IsCurrencyCode, IsFiniteNumber, NullablePlainText, PageQuery, PlainText, RoundedHalfUp, TaxRate, TrimmedEach } from '@lib/http';
 import { ITEM_TYPES } from '@lib/templates';
 import { DOCUMENT_LOCALES, type DocumentLocale } from '../documents/document-locale';
 import { QUOTE_STATUSES, type QuoteStatus } from '../domain/quote.events';
@@ -175,7 +175,7 @@ export class ReplaceLineItemsDto {
 
 export class SendQuoteDto {
   @ApiProperty({ type: [String], format: 'email', minItems: 1, maxItems: MAX_RECIPIENTS, example: ['customer@example.com'] })
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_RECIPIENTS) @IsEmail({}, { each: true, message: 'each recipient must be a valid e-mail address' }) @MaxLength(254, { each: true })
+  @TrimmedEach() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_RECIPIENTS) @IsEmail({}, { each: true, message: 'each recipient must be a valid e-mail address' }) @MaxLength(254, { each: true })
   recipients: string[];
 
   @ApiPropertyOptional({
