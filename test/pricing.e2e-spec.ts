@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
+import { BODIES_REFUSED } from './support/refused-bodies';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -93,15 +94,6 @@ async function configuredSession(app: TestApp, live: Live, configuration: Record
   expect(configured.status).toBe(200);
   return { sessionId, customerToken, session: configured.body };
 }
-
-/** Bodies refused for themselves, with their own error code: after the capability's checks (decisions §8), never before. */
-const BODIES_REFUSED: Array<[{ payload: string; headers: Record<string, string> }, string]> = [
-  [{ payload: '{"configHash":', headers: { 'content-type': 'application/json' } }, 'invalid_json'],
-  [{ payload: 'configHash=abc', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 'unsupported_media_type'],
-  [{ payload: JSON.stringify({ configHash: 'x'.repeat(1_100_000) }), headers: { 'content-type': 'application/json' } }, 'payload_too_large'],
-  [{ payload: 'null', headers: { 'content-type': 'application/json' } }, 'validation_error'],
-  [{ payload: `${'{"a":'.repeat(40)}1${'}'.repeat(40)}`, headers: { 'content-type': 'application/json' } }, 'invalid_json'],
-];
 
 describe('live pricing', () => {
   let app: TestApp;

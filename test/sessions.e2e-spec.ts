@@ -7,6 +7,7 @@ import { WriteStoredNotYetVisible } from '@lib/shared';
 import { SUBMISSIONS } from '@lib/submissions';
 import { configHash, priceConfiguration, validateConfiguration, validateTemplate } from '@lib/templates';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
+import { BODIES_REFUSED } from './support/refused-bodies';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 type Org = Awaited<ReturnType<TestApp['createOrganization']>>;
@@ -173,6 +174,22 @@ describe('storefront and configuration sessions', () => {
         expect(res.status).toBe(401);
         expect(res.body.error.code).toBe('unauthorized');
         expect(res.headers['www-authenticate']).toBe('Bearer');
+      }
+    });
+
+    it('answers 401 whatever the body of a write: malformed, not JSON, too large, not an object or nested too deep; the owner gets the body refused', async () => {
+      const { sessionId, customerToken } = await startSession();
+      const { customerToken: otherToken } = await startSession();
+      for (const path of [`/storefront/v1/sessions/${sessionId}/configuration`, `/storefront/v1/sessions/${sessionId}/submit`]) {
+        const method = path.endsWith('submit') ? 'POST' : 'PUT';
+        for (const [body, own] of BODIES_REFUSED) {
+          for (const token of [undefined, otherToken]) {
+            const res = await app.request(method, path, { ...body, headers: { ...body.headers, ...(token && { authorization: `Bearer ${token}` }) } });
+            expect([path, own, res.status, res.body.error?.code]).toEqual([path, own, 401, 'unauthorized']);
+          }
+          const owner = await app.request(method, path, { ...body, headers: { ...body.headers, authorization: `Bearer ${customerToken}` } });
+          expect([path, own, owner.body.error?.code]).toEqual([path, own, own]);
+        }
       }
     });
 
@@ -512,6 +529,13 @@ describe('storefront and configuration sessions', () => {
       ]) {
         expect(res.status).toBe(410);
         expect(res.body.error.code).toBe('session_expired');
+      }
+      // whatever the body: it is not even read
+      for (const path of [`/storefront/v1/sessions/${sessionId}/configuration`, `/storefront/v1/sessions/${sessionId}/submit`]) {
+        for (const [body, own] of BODIES_REFUSED) {
+          const res = await shortLived.request(path.endsWith('submit') ? 'POST' : 'PUT', path, { ...body, headers: { ...body.headers, authorization: `Bearer ${customerToken}` } });
+          expect([path, own, res.body.error?.code]).toEqual([path, own, 'session_expired']);
+        }
       }
       await expect(
         shortLived.get(CommandBus).execute(new RecordSessionAdjustment(sessionId, 'sha256:any', [{ description: 'x', quantity: 1, unitPrice: 1 }], 'system')),

@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
+import { BeforeBodyChecks } from '@lib/http';
 import { OrganizationsModule } from '@lib/organizations';
 import { ProjectionRegistry, ReactorRegistry } from '@lib/runtime';
 import { TemplatesModule } from '@lib/templates';
 import { SESSION_COMMAND_HANDLERS } from './application/session.commands';
 import { SessionReader } from './application/session-reader';
 import { SubmissionFollowUpReactor } from './application/submission-follow-up.reactor';
-import { CustomerSessionGuard } from './http/customer-session.guard';
+import { CUSTOMER_WRITE_ROUTES, CustomerSessionGuard } from './http/customer-session.guard';
 import { SessionStreamController } from './http/session-stream.controller';
 import { StorefrontSessionsController } from './http/storefront-sessions.controller';
 import { StorefrontController } from './http/storefront.controller';
@@ -20,8 +21,9 @@ import { sessionsProjection } from './projections/sessions.projection';
   exports: [SessionReader],
 })
 export class SessionsModule {
-  constructor(projections: ProjectionRegistry, reactors: ReactorRegistry, followUp: SubmissionFollowUpReactor) {
+  constructor(projections: ProjectionRegistry, reactors: ReactorRegistry, followUp: SubmissionFollowUpReactor, beforeBody: BeforeBodyChecks, guard: CustomerSessionGuard) {
     projections.register(sessionsProjection);
     reactors.register(followUp);
+    for (const [method, route] of CUSTOMER_WRITE_ROUTES) beforeBody.register(method, route, (request) => guard.admitBeforeBody(request));
   }
 }
