@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { createLogger, flushRequestLines } from '@lib/observability';
 import { QuoteFixtures } from './quotes-fixtures';
+import { BODIES_REFUSED } from './support/refused-bodies';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 describe('platform: authentication, errors and limits over HTTP', () => {
@@ -208,6 +209,17 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       const res = await app.request('POST', '/admin/v1/organizations', { token: org.apiKey, body: { name: 'x', slug: 'x' } });
       expect(res.status).toBe(401);
       expect(res.body.error.code).toBe('unauthorized');
+    });
+
+    it('refuses a caller without the admin token before reading the body: 401 whatever the body, the admin gets the body refused', async () => {
+      for (const [body, own] of BODIES_REFUSED) {
+        for (const token of [undefined, org.apiKey]) {
+          const res = await app.request('POST', '/admin/v1/organizations', { ...body, headers: { ...body.headers, ...(token && { authorization: `Bearer ${token}` }) } });
+          expect([own, res.status, res.body.error?.code]).toEqual([own, 401, 'unauthorized']);
+        }
+        const admin = await app.request('POST', '/admin/v1/organizations', { ...body, headers: { ...body.headers, authorization: `Bearer ${ADMIN_TOKEN}` } });
+        expect([own, admin.body.error?.code]).toEqual([own, own]);
+      }
     });
 
     it('creates, reads and updates an organization with its settings', async () => {

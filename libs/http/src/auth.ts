@@ -77,11 +77,16 @@ export function apiKeyRefusal(caller: Caller | undefined, method: string): Error
   return null;
 }
 
+/** Why an admin route refuses the caller (401), or null. */
+export function adminRefusal(caller: Caller | undefined): Error | null {
+  return caller?.kind === 'admin' ? null : new Unauthorized('A valid admin token is required: Authorization: Bearer <ADMIN_TOKEN>.');
+}
+
 @Injectable()
 export class AdminGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (request.caller?.kind !== 'admin') throw new Unauthorized('A valid admin token is required: Authorization: Bearer <ADMIN_TOKEN>.');
+    const refusal = adminRefusal(context.switchToHttp().getRequest<FastifyRequest>().caller);
+    if (refusal) throw refusal;
     return true;
   }
 }

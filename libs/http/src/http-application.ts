@@ -5,7 +5,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationFailed } from '@lib/shared';
-import { apiKeyRefusal, CredentialResolver } from './auth';
+import { adminRefusal, apiKeyRefusal, CredentialResolver } from './auth';
 import { BeforeBodyChecks } from './before-body';
 import { forbiddenKeyPaths, registerBodyShapeChecks } from './body-depth';
 import { ErrorEnvelopeFilter, errorBody, replyWithError } from './error-envelope.filter';
@@ -20,6 +20,7 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** The external API's routes, all behind ApiKeyGuard except the capability-URL session endpoints. */
 const API_KEY_ROUTES = '/api/v1/';
 const CAPABILITY_ROUTES = '/api/v1/configuration-sessions/';
+const ADMIN_ROUTES = '/admin/v1/';
 /**
  * Routes whose answers belong to the holder of a capability URL or a customer token (a partner's
  * pricing callback, the customer's session and quote, the answer that shows a new customer
@@ -149,6 +150,10 @@ export function configureHttpApplication(
     // read-only key's write), not 415, 400 or 422 about a body the route would never take.
     if (route.startsWith(API_KEY_ROUTES) && !route.startsWith(CAPABILITY_ROUTES)) {
       const refusal = apiKeyRefusal(request.caller, request.method);
+      if (refusal) return void replyWithError(reply, refusal);
+    }
+    if (route.startsWith(ADMIN_ROUTES)) {
+      const refusal = adminRefusal(request.caller);
       if (refusal) return void replyWithError(reply, refusal);
     }
     // The same for a caller whom only the route's own service can refuse (a capability token).
