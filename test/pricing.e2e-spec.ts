@@ -404,7 +404,7 @@ describe('live pricing', () => {
 
       beforeAll(async () => {
         shortReceiver = await new Receiver().start();
-        short = await TestApp.start({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', PRICING_TOKEN_WINDOW_MS: '400', SESSION_IDLE_TTL_MS: '1500', PUBLIC_BASE_URL });
+        short = await TestApp.start({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', PRICING_TOKEN_WINDOW_MS: '1000', SESSION_IDLE_TTL_MS: '3000', PUBLIC_BASE_URL });
         shortLive = await liveOrganization(short, shortReceiver);
       });
       afterAll(async () => {
@@ -415,7 +415,7 @@ describe('live pricing', () => {
       it('403 window_expired after the window, before the body is looked at; 410 session_expired once the session idled out; reads go on', async () => {
         const { sessionId, session } = await configuredSession(short, shortLive);
         const { adjustments, read } = capability(await shortReceiver.next(isPricingFor(sessionId)));
-        await pause(500);
+        await pause(1_100);
         for (const body of [valid(session.configHash), { lineItems: [{ quantity: 0 }] }]) {
           const res = await short.request('PUT', adjustments, { body });
           expect(res.status).toBe(403);
@@ -426,7 +426,7 @@ describe('live pricing', () => {
         const afterWindow = await short.request('GET', read);
         expect(afterWindow.status).toBe(200);
         expect(afterWindow.body).toMatchObject({ sessionId, status: 'active', configHash: session.configHash });
-        await pause(1_100);
+        await pause(2_000);
         const expired = await short.request('PUT', adjustments, { body: valid(session.configHash) });
         expect(expired.status).toBe(410);
         expect(expired.body.error.code).toBe('session_expired');
@@ -434,6 +434,18 @@ describe('live pricing', () => {
         const expiredRead = await short.request('GET', read);
         expect(expiredRead.status).toBe(200);
         expect(expiredRead.body).toMatchObject({ sessionId, status: 'expired' });
+      });
+
+      it('an auto-fill answer is taken after the session idled out: it prices the submission, which never idles out', async () => {
+        const { sessionId, customerToken, session } = await configuredSession(short, shortLive);
+        const submitted = await short.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, { token: customerToken, body: { customer: { name: 'Ada', email: 'ada@example.com' } } });
+        await pause(3_100);
+        expect((await short.request('POST', `/admin/v1/organizations/${shortLive.organizationId}/submissions/${submitted.body.submissionId}/autofill`, { token: ADMIN_TOKEN })).status).toBe(202);
+        const { adjustments } = capability(await shortReceiver.next(isPricingFor(sessionId, 'autofill')));
+        const put = await short.request('PUT', adjustments, { body: valid(session.configHash) });
+        expect(put.status).toBe(200);
+        const submission = await short.request('GET', `/api/v1/submissions/${submitted.body.submissionId}`, { token: shortLive.apiKey });
+        expect(submission.body.externalPricing).toMatchObject({ configHash: session.configHash, subtotal: 100 });
       });
     });
   });
@@ -506,10 +518,19 @@ describe('live pricing', () => {
       expect(autofill.body.data).toMatchObject({ context: 'autofill', configHash: session.configHash, submission: { id: submissionId }, basePricing: session.basePricing });
       expect(autofill.body.data.callback.url).toMatch(CALLBACK_URL);
 
-      const put = await app.request('PUT', capability(autofill).adjustments, { body: { configHash: session.configHash, lineItems: [{ description: 'Auto-filled', quantity: 3, unitPrice: 10 }] } });
+      const lineItems = [
+        { description: 'Auto-filled second', quantity: 3, unitPrice: 10, sortOffset: 2 },
+        { description: 'Auto-filled first', quantity: 1, unitPrice: 5, sortOffset: 1 },
+      ];
+      const put = await app.request('PUT', capability(autofill).adjustments, { body: { configHash: session.configHash, lineItems } });
       expect(put.status).toBe(200);
       const submission = (await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: live.apiKey })).body;
-      expect(submission.externalPricing).toMatchObject({ configHash: session.configHash, subtotal: 30, lineItems: [expect.objectContaining({ description: 'Auto-filled', total: 30 })] });
+      // Frozen in display order (sortOffset), as an answer through the session is.
+      expect(submission.externalPricing).toMatchObject({ configHash: session.configHash, subtotal: 35 });
+      expect(submission.externalPricing.lineItems.map((item: { description: string }) => item.description)).toEqual(['Auto-filled first', 'Auto-filled second']);
+      // The answer is also the latest external write for the session's final hash (api-v1 `adjustments`).
+      const read = await app.request('GET', capability(autofill).read);
+      expect(read.body.adjustments).toMatchObject({ configHash: session.configHash, subtotal: 35 });
     });
 
     it('auto-fill: 404 for an unknown or foreign submission, 403 forbidden_plan while live pricing is off', async () => {

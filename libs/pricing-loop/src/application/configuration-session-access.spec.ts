@@ -5,7 +5,6 @@ import type { OrganizationDirectory } from '@lib/organizations';
 import type { ReadStore } from '@lib/read-store';
 import { RecordSessionAdjustment, type SessionReader } from '@lib/sessions';
 import { ManualClock, type AppConfig } from '@lib/shared';
-import { FreezeExternalPricing } from '@lib/submissions';
 import { CapabilityTokens, hashCapabilityToken } from '../domain/capability-token';
 import { PRICING_DELIVERIES, PRICING_GRANTS, type PricingGrantDocument } from '../projections/pricing-grants.projection';
 import { ConfigurationSessionAccess } from './configuration-session-access';
@@ -134,18 +133,18 @@ describe('PUT adjustments: decisions §8 checks, first failing one wins', () => 
     expect(commands.execute).not.toHaveBeenCalled();
   });
 
-  it('records a session answer on the session, and an autofill answer on the submission', async () => {
+  it('records an answer on the session; an autofill answer too, for the submission, whatever the idle time', async () => {
     const session = arrange({ token: 'valid', livePricing: true, sessionExpired: false, windowOver: false, bodyValid: true, hash: 'current' });
     await expect(session.access.writeAdjustment(session.token, session.body)).resolves.toEqual({ applied: true, isCurrentConfiguration: true });
     const [[recorded]] = session.commands.execute.mock.calls as unknown as [[RecordSessionAdjustment]];
     expect(recorded).toBeInstanceOf(RecordSessionAdjustment);
-    expect(recorded).toMatchObject({ sessionId: 'ses_1', configHash: CURRENT, lineItems: [{ description: 'Window', quantity: 1, unitPrice: 100 }], actor: 'pricing:evt_1' });
+    expect(recorded).toMatchObject({ sessionId: 'ses_1', configHash: CURRENT, lineItems: [{ description: 'Window', quantity: 1, unitPrice: 100 }], actor: 'pricing:evt_1', forSubmission: false });
 
-    const autofill = arrange({ token: 'valid', livePricing: true, sessionExpired: false, windowOver: false, bodyValid: true, hash: 'current', context: 'autofill' });
-    await autofill.access.writeAdjustment(autofill.token, autofill.body);
-    const [[frozen]] = autofill.commands.execute.mock.calls as unknown as [[FreezeExternalPricing]];
-    expect(frozen).toBeInstanceOf(FreezeExternalPricing);
-    expect(frozen).toMatchObject({ submissionId: 'sub_1', externalPricing: { configHash: CURRENT, subtotal: 100, lineItems: [{ total: 100 }] } });
+    const autofill = arrange({ token: 'valid', livePricing: true, sessionExpired: true, windowOver: false, bodyValid: true, hash: 'current', context: 'autofill' });
+    await expect(autofill.access.writeAdjustment(autofill.token, autofill.body)).resolves.toEqual({ applied: true, isCurrentConfiguration: true });
+    const [[forSubmission]] = autofill.commands.execute.mock.calls as unknown as [[RecordSessionAdjustment]];
+    expect(forSubmission).toBeInstanceOf(RecordSessionAdjustment);
+    expect(forSubmission).toMatchObject({ sessionId: 'ses_1', configHash: CURRENT, actor: 'pricing:evt_1', forSubmission: true });
   });
 
   it.each<[string, Facts, string]>([

@@ -5,7 +5,7 @@ import { OrganizationDirectory } from '@lib/organizations';
 import { ReadStore } from '@lib/read-store';
 import { isIdleExpired, loadSession, type LoadedSession, RecordSessionAdjustment, SessionExpired, SessionReader, StaleConfigHash, type RecordedAdjustment, type SessionObject } from '@lib/sessions';
 import { APP_CONFIG, Clock, ForbiddenPlan, type AppConfig } from '@lib/shared';
-import { FreezeExternalPricing, priceExternalLineItems } from '@lib/submissions';
+import { priceExternalLineItems } from '@lib/submissions';
 import { CapabilityTokens, hashCapabilityToken, isWellFormedCapabilityToken } from '../domain/capability-token';
 import { InvalidCapabilityToken, WindowExpired } from '../domain/pricing.errors';
 import { parseAdjustmentsBody } from '../http/adjustment.dto';
@@ -75,20 +75,22 @@ export class ConfigurationSessionAccess {
     // The body may have taken a while to arrive: the session and the window are checked as of now.
     this.assertOpen(admission);
     const { configHash, lineItems } = await parseAdjustmentsBody(body);
-    const priced = priceExternalLineItems(lineItems, currency);
+    // Amounts beyond the largest one are 422 (check 5), before the hash (check 6).
+    priceExternalLineItems(lineItems, currency);
     // A token prices the one configuration it was issued for; the submission's is final.
     const current = session ? session.configHash : grant.configHash;
     if (configHash !== grant.configHash || configHash !== current) throw new StaleConfigHash(current);
 
-    const actor = `pricing:${grant.deliveryId}`;
-    if (session) {
-      // Checks 3 and 6 are made again, atomically, by the session when the write is recorded.
-      const recorded = await this.commands.execute<RecordSessionAdjustment, RecordedAdjustment>(new RecordSessionAdjustment(grant.sessionId, configHash, lineItems, actor));
-      return { applied: true, isCurrentConfiguration: recorded.isCurrentConfiguration };
-    }
-    const pricing = { configHash, ...priced, receivedAt: this.clock.now() };
-    await this.commands.execute(new FreezeExternalPricing(grant.organizationId, grant.submissionId!, pricing, actor));
-    return { applied: true, isCurrentConfiguration: true };
+    // Checks 3 and 6 are made again, atomically, by the session when the write is recorded; on a
+    // submitted session the write is frozen onto the submission too, in display order. An
+    // auto-fill answer (no session loaded) prices the submission and is also the latest external
+    // write for the session's final configHash (api-v1 `adjustments`); the session's idle time
+    // does not bound it (check 3 does not apply).
+    const forSubmission = session === null;
+    const recorded = await this.commands.execute<RecordSessionAdjustment, RecordedAdjustment>(
+      new RecordSessionAdjustment(grant.sessionId, configHash, lineItems, `pricing:${grant.deliveryId}`, forSubmission),
+    );
+    return { applied: true, isCurrentConfiguration: recorded.isCurrentConfiguration };
   }
 
   /** Checks 1 to 4. */

@@ -254,6 +254,8 @@ export class RecordSessionAdjustment {
     readonly configHash: string,
     readonly lineItems: AdjustmentLineInput[],
     readonly actor: string,
+    /** an answer for the submitted session's submission (auto-fill), which the session's idle time does not bound */
+    readonly forSubmission = false,
   ) {}
 }
 
@@ -274,7 +276,7 @@ export class RecordSessionAdjustmentHandler implements ICommandHandler<RecordSes
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async execute({ sessionId, configHash: hash, lineItems, actor }: RecordSessionAdjustment): Promise<RecordedAdjustment> {
+  async execute({ sessionId, configHash: hash, lineItems, actor, forSubmission }: RecordSessionAdjustment): Promise<RecordedAdjustment> {
     const session = await loadSession(this.repository, sessionId);
     const { currency } = await this.organizations.get(session.organizationId);
     const { lineItems: items, subtotal } = priceExternalLineItems(lineItems, currency);
@@ -282,7 +284,7 @@ export class RecordSessionAdjustmentHandler implements ICommandHandler<RecordSes
     const { state } = await this.repository.handle(
       sessionDecider,
       sessionStream(sessionId),
-      { type: 'recordAdjustment', configHash: hash, lineItems: items, subtotal, at, idleTtlMs: this.config.sessionIdleTtlMs },
+      { type: 'recordAdjustment', configHash: hash, lineItems: items, subtotal, at, idleTtlMs: this.config.sessionIdleTtlMs, forSubmission },
       { metadata: { actor }, what: 'The session' },
     );
     try {

@@ -186,6 +186,11 @@ describe('session decider', () => {
       expect(() => when([started, configured, submitted], configure(3_000 + TTL + 1))).toThrow(SessionExpired);
       expect(() => when([started, configured, submitted], adjust(3_000 + TTL + 1))).toThrow(SessionExpired);
     });
+
+    it('when an auto-fill answer for the submission arrives after the idle limit, then it is recorded: a submission never idles out', () => {
+      expect(when([started, configured, submitted], { ...adjust(3_000 + TTL + 1), forSubmission: true } as SessionCommand)).toHaveLength(1);
+      expect(() => when([started, configured, submitted], { ...adjust(3_000 + TTL + 1, widerHash), forSubmission: true } as SessionCommand)).toThrow(StaleConfigHash);
+    });
   });
 
   describe('given a configured session and a pricing event to send', () => {

@@ -56,7 +56,14 @@ export type SessionCommand =
       configHash: string;
       basePricing: PricingBreakdown;
     } & Timed)
-  | ({ type: 'recordAdjustment'; configHash: string; lineItems: AdjustmentLineItem[]; subtotal: number } & Timed)
+  | ({
+      type: 'recordAdjustment';
+      configHash: string;
+      lineItems: AdjustmentLineItem[];
+      subtotal: number;
+      /** an answer for the submitted session's submission (auto-fill): a submission never idles out */
+      forSubmission?: boolean;
+    } & Timed)
   | ({ type: 'issuePricingToken' } & PricingTokenGrant);
 
 export const EMPTY_PRICING: PricingBreakdown = { lineItems: [], subtotal: 0 };
@@ -157,8 +164,9 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
     }
     case 'recordAdjustment': {
       const session = existing(state);
-      // External writes are not customer activity: they neither refresh nor escape the idle limit.
-      if (isIdleExpired(session.lastActivityAt, command.at, command.idleTtlMs)) throw new SessionExpired();
+      // External writes are not customer activity: they neither refresh nor escape the idle limit,
+      // except an answer for the submission, which outlives the customer's session.
+      if (!command.forSubmission && isIdleExpired(session.lastActivityAt, command.at, command.idleTtlMs)) throw new SessionExpired();
       if (command.configHash !== session.configHash) throw new StaleConfigHash(session.configHash);
       return [
         {
