@@ -235,6 +235,22 @@ describe('live pricing', () => {
       expect((await app.request('PUT', capability(second).adjustments, { body })).status).toBe(200);
     });
 
+    it('a redelivery supersedes the previous token as soon as it is asked for, even when no attempt of it can be made (no URL)', async () => {
+      const org = await liveOrganization(app, receiver);
+      const { sessionId, session } = await configuredSession(app, org);
+      const first = await receiver.next(isPricingFor(sessionId));
+      const id = String(first.headers['x-service-delivery']);
+      for (let i = 0; i < 100; i++) {
+        if ((await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body.status === 'delivered') break;
+        await pause(10);
+      }
+      expect((await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: null } } })).status).toBe(200);
+      expect((await app.request('POST', `/api/v1/events/${id}/redeliver`, { token: org.apiKey })).status).toBe(200);
+      const body = { configHash: session.configHash, lineItems: [{ description: 'All in', quantity: 1, unitPrice: 1 }] };
+      expect((await app.request('PUT', capability(first).adjustments, { body })).body.error?.code).toBe('unauthorized');
+      expect((await app.request('GET', capability(first).read)).status).toBe(401);
+    });
+
     it('tells a redelivery from a retry: the generation stays on a retry and goes up with a redelivery, whose new callback URL works', async () => {
       // A receiver that deduplicates on X-Service-Delivery alone would drop the redelivery and keep
       // a URL that answers 401 (review of 2026-11-26): the generation is what tells the two apart,

@@ -5,6 +5,7 @@ import type { OrganizationDirectory } from '@lib/organizations';
 import type { ReadStore } from '@lib/read-store';
 import { RecordSessionAdjustment, type SessionReader } from '@lib/sessions';
 import { ManualClock, type AppConfig } from '@lib/shared';
+import type { WebhookDeliveries } from '@lib/webhooks';
 import { CapabilityTokens, hashCapabilityToken } from '../domain/capability-token';
 import { PRICING_DELIVERIES, PRICING_GRANTS, type PricingGrantDocument } from '../projections/pricing-grants.projection';
 import { ConfigurationSessionAccess } from './configuration-session-access';
@@ -15,7 +16,8 @@ const ISSUED = 1_000_000;
 const WINDOW = 600_000;
 const IDLE_TTL = 86_400_000;
 
-type TokenFact = 'valid' | 'malformed' | 'unknown' | 'forged' | 'superseded';
+/** superseded: a newer token was issued; redelivery-asked: a redelivery was asked for, and none of its attempts minted a token yet */
+type TokenFact = 'valid' | 'malformed' | 'unknown' | 'forged' | 'superseded' | 'redelivery-asked';
 interface Facts {
   token: TokenFact;
   livePricing: boolean;
@@ -49,6 +51,7 @@ function arrange(facts: Facts) {
   switch (facts.token) {
     case 'valid':
     case 'superseded':
+    case 'redelivery-asked':
       grants.set(grant.id, grant);
       break;
     case 'malformed':
@@ -65,6 +68,7 @@ function arrange(facts: Facts) {
     }
   }
   const deliveries = new Map([['evt_1', { id: 'evt_1', generation: facts.token === 'superseded' ? 2 : 1 }]]);
+  const records = { find: async (id: string) => (id === 'evt_1' ? { id, generation: facts.token === 'valid' ? 1 : 2 } : null) };
   const reads = { get: async (collection: string, id: string) => (collection === PRICING_GRANTS ? grants.get(id) : collection === PRICING_DELIVERIES ? deliveries.get(id) : null) ?? null };
   const organizations = { get: async () => ({ currency: 'EUR', settings: { externalPricingEnabled: facts.livePricing } }) };
   const clock = new ManualClock(facts.windowOver ? ISSUED + WINDOW + 1 : ISSUED + WINDOW);
@@ -74,6 +78,7 @@ function arrange(facts: Facts) {
   const sessions = { sessionObject: async () => ({ sessionId: 'ses_1' }) };
   const access = new ConfigurationSessionAccess(
     reads as unknown as ReadStore,
+    records as unknown as WebhookDeliveries,
     tokens,
     organizations as unknown as OrganizationDirectory,
     repository as unknown as AggregateRepository,
@@ -104,6 +109,7 @@ describe('PUT adjustments: decisions §8 checks, first failing one wins', () => 
     ['unknown token', { token: 'unknown', ...allFail }, 'unauthorized'],
     ['forged token (recorded, but not derived by this key)', { token: 'forged', ...allFail }, 'unauthorized'],
     ['token superseded by a redelivery', { token: 'superseded', ...allFail }, 'unauthorized'],
+    ['token of a delivery whose redelivery was asked for, before any attempt of it', { token: 'redelivery-asked', ...allFail }, 'unauthorized'],
     ['valid token, live pricing off, everything after wrong too', { token: 'valid', ...allFail }, 'forbidden_plan'],
     ['live pricing on, session expired, window over, bad body, stale hash', { token: 'valid', ...allFail, livePricing: true }, 'session_expired'],
     ['session active, window over, bad body, stale hash', { token: 'valid', ...allFail, livePricing: true, sessionExpired: false }, 'window_expired'],
@@ -149,6 +155,7 @@ describe('PUT adjustments: decisions §8 checks, first failing one wins', () => 
 
   it.each<[string, Facts, string]>([
     ['reads need a valid token', { token: 'superseded', ...allFail }, 'unauthorized'],
+    ['not one whose redelivery was asked for', { token: 'redelivery-asked', ...allFail, livePricing: true, windowOver: false }, 'unauthorized'],
     ['and live pricing', { token: 'valid', ...allFail }, 'forbidden_plan'],
     ['an expired session still reads, within the window', { token: 'valid', ...allFail, livePricing: true, windowOver: false }, 'read'],
     ['and after it: the window is for writes', { token: 'valid', ...allFail, livePricing: true }, 'read'],

@@ -6,6 +6,7 @@ import { ReadStore } from '@lib/read-store';
 import { isIdleExpired, loadSession, type LoadedSession, RecordSessionAdjustment, SessionExpired, SessionReader, StaleConfigHash, type RecordedAdjustment, type SessionObject } from '@lib/sessions';
 import { APP_CONFIG, Clock, ForbiddenPlan, type AppConfig } from '@lib/shared';
 import { priceExternalLineItems } from '@lib/submissions';
+import { WebhookDeliveries } from '@lib/webhooks';
 import { CapabilityTokens, hashCapabilityToken, isWellFormedCapabilityToken } from '../domain/capability-token';
 import { InvalidCapabilityToken, WindowExpired } from '../domain/pricing.errors';
 import { parseAdjustmentsBody } from '../http/adjustment.dto';
@@ -44,6 +45,7 @@ export class ConfigurationSessionAccess {
 
   constructor(
     private readonly reads: ReadStore,
+    private readonly deliveries: WebhookDeliveries,
     private readonly tokens: CapabilityTokens,
     private readonly organizations: OrganizationDirectory,
     private readonly repository: AggregateRepository,
@@ -114,8 +116,10 @@ export class ConfigurationSessionAccess {
     if (!isWellFormedCapabilityToken(token)) throw new InvalidCapabilityToken();
     const grant = await this.reads.get<PricingGrantDocument>(PRICING_GRANTS, hashCapabilityToken(token));
     if (!grant || !this.tokens.matches(token, grant.deliveryId, grant.generation)) throw new InvalidCapabilityToken();
-    const delivery = await this.reads.get<PricingDeliveryDocument>(PRICING_DELIVERIES, grant.deliveryId);
-    if (delivery && delivery.generation > grant.generation) throw new InvalidCapabilityToken();
+    // Superseded by a redelivery: as soon as it is asked for (the delivery record's generation),
+    // also when no attempt of it mints the new token (no URL to send to), or by a newer token issued.
+    const [record, issued] = await Promise.all([this.deliveries.find(grant.deliveryId), this.reads.get<PricingDeliveryDocument>(PRICING_DELIVERIES, grant.deliveryId)]);
+    if (Math.max(record?.generation ?? 0, issued?.generation ?? 0) > grant.generation) throw new InvalidCapabilityToken();
     return grant;
   }
 
