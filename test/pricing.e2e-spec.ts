@@ -214,14 +214,19 @@ describe('live pricing', () => {
       expect(JSON.stringify(list.body)).not.toContain('pct_');
     });
 
+    /** Redelivery is refused while a delivery is in flight: waits until its first attempt is recorded as delivered. */
+    async function untilDelivered(org: Live, id: string): Promise<void> {
+      for (let i = 0; i < 100; i++) {
+        if ((await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body.status === 'delivered') return;
+        await pause(10);
+      }
+    }
+
     it('mints a new token on redelivery; the previous one stops working', async () => {
       const { sessionId, session } = await configuredSession(app, live);
       const first = await receiver.next(isPricingFor(sessionId));
       const id = String(first.headers['x-service-delivery']);
-      for (let i = 0; i < 100; i++) {
-        if ((await app.request('GET', `/api/v1/events/${id}`, { token: live.apiKey })).body.status === 'delivered') break;
-        await pause(10);
-      }
+      await untilDelivered(live, id);
       const redelivered = await app.request('POST', `/api/v1/events/${id}/redeliver`, { token: live.apiKey });
       expect(redelivered.status).toBe(200);
       const second = await receiver.next((d) => d !== first && d.headers['x-service-delivery'] === id);
@@ -240,10 +245,7 @@ describe('live pricing', () => {
       const { sessionId, session } = await configuredSession(app, org);
       const first = await receiver.next(isPricingFor(sessionId));
       const id = String(first.headers['x-service-delivery']);
-      for (let i = 0; i < 100; i++) {
-        if ((await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body.status === 'delivered') break;
-        await pause(10);
-      }
+      await untilDelivered(org, id);
       expect((await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: null } } })).status).toBe(200);
       expect((await app.request('POST', `/api/v1/events/${id}/redeliver`, { token: org.apiKey })).status).toBe(200);
       const body = { configHash: session.configHash, lineItems: [{ description: 'All in', quantity: 1, unitPrice: 1 }] };
