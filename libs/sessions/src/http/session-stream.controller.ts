@@ -38,6 +38,12 @@ export class SessionStreamController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     await this.sessions.authorize(sessionId, bearerToken(request) ?? (typeof queryToken === 'string' ? queryToken : null));
+    // A HEAD has no body to stream: the headers a GET starts with, and the end (Node sends a HEAD's
+    // headers only when the response ends, so a stream would never answer it).
+    if (request.method === 'HEAD') {
+      void reply.status(200).header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store, no-transform').send();
+      return;
+    }
     // From here on the response is ours: Fastify must neither send nor time it out, nor count it in
     // the request metrics (its onResponse hook does not run), so the stream is counted when it ends.
     reply.hijack();
