@@ -248,13 +248,21 @@ export async function auditExport(context: CliContext, options: { organizationId
  * operator makes. Never moves the checkpoint back. Run it with the outbox stopped.
  */
 export async function skipRelayToHead(context: CliContext): Promise<number> {
-  const head = await context.events.headPosition();
+  // The checkpoint before the head: a relay running meanwhile (it should not) cannot seem past it.
   const checkpoint = await context.reads.getCheckpoint(RELAY_CHECKPOINT);
-  if (checkpoint !== null && checkpoint >= head) {
-    line(context.out, `the relay is at position ${checkpoint}, the head of the log is ${head}: nothing to skip`);
+  const head = await context.events.headPosition();
+  if (checkpoint === head) {
+    line(context.out, `the relay is at position ${checkpoint}, the head of the log: nothing to skip`);
     return EXIT.ok;
   }
   await context.reads.saveCheckpoint(RELAY_CHECKPOINT, head);
+  if (checkpoint !== null && checkpoint > head) {
+    // The read store is from a later moment than the log (or another log): the positions past the
+    // head were never stored in this one, and the next events will take them. Back to the head,
+    // so that they are relayed; no event of this log is relayed twice.
+    line(context.out, `relay checkpoint ${checkpoint} → ${head}: it was past the head of the log (the read store is from a later moment than the log); the outbox relays the events stored after position ${head}`);
+    return EXIT.ok;
+  }
   line(context.out, `relay checkpoint ${checkpoint ?? 'unset (from the start)'} → ${head}: the outbox relays only events after position ${head}`);
   return EXIT.ok;
 }
