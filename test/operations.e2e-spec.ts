@@ -219,11 +219,11 @@ describe('operations: projection rebuilds and audits', () => {
     expect(stored.snapshot.total).toBe(entry.snapshot.total);
     await store.upsert([{ collection: 'quote_versions_v3', document: { ...stored, snapshot: { ...stored.snapshot, total: 1 } } }]);
     try {
-      const { code, err } = await cli(app, 'audit:quote', quoteId);
+      const { code, out } = await cli(app, 'audit:quote', quoteId);
       expect(code).toBe(1);
-      expect(err).toContain('MISMATCH');
+      expect(out).toContain('MISMATCH');
       // the third history entry (created, line items replaced, revised), the one GET /versions shows first
-      expect(err).toContain('version 2 (entry 3).snapshot.total: replay 99.19, stored 1');
+      expect(out).toContain('version 2 (entry 3).snapshot.total: replay 99.19, stored 1');
     } finally {
       await store.upsert([{ collection: 'quote_versions_v3', document: stored }]);
     }
@@ -239,11 +239,11 @@ describe('operations: projection rebuilds and audits', () => {
       await store.upsert([{ collection: 'quote_links_v3', document: { ...stored, offer: { ...stored.offer, total: 1 } } }]);
       const altered = await cli(app, 'audit:quote', quoteId);
       expect(altered.code).toBe(1);
-      expect(altered.err).toContain(`link ${tokenHash}.offer.total: replay 99.19, stored 1`);
+      expect(altered.out).toContain(`link ${tokenHash}.offer.total: replay 99.19, stored 1`);
       await store.delete('quote_links_v3', tokenHash);
       const missing = await cli(app, 'audit:quote', quoteId);
       expect(missing.code).toBe(1);
-      expect(missing.err).toContain(`link ${tokenHash}: replay has it, the store has nothing`);
+      expect(missing.out).toContain(`link ${tokenHash}: replay has it, the store has nothing`);
     } finally {
       await store.upsert([{ collection: 'quote_links_v3', document: stored }]);
     }

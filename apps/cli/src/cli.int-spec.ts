@@ -123,11 +123,11 @@ describe('the CLI on an embedded store', () => {
       const { lineItems: _removed, ...snapshot } = stored.snapshot;
       await reads.upsert([{ collection: QUOTE_VERSIONS, document: { ...stored, snapshot } }]);
       try {
-        const { code, err } = await cli(dataDir, 'audit:quote', QUOTE);
+        const { code, out } = await cli(dataDir, 'audit:quote', QUOTE);
         expect(code).toBe(1);
-        expect(err).toContain('MISMATCH');
+        expect(out).toContain('MISMATCH');
         // the newest of the generated quote's three history entries (created, replaced, revised)
-        expect(err).toMatch(/version 2 \(entry 3\)\.snapshot\.lineItems: replay \[.+, stored \(missing\)/);
+        expect(out).toMatch(/version 2 \(entry 3\)\.snapshot\.lineItems: replay \[.+, stored \(missing\)/);
       } finally {
         await reads.upsert([{ collection: QUOTE_VERSIONS, document: stored }]);
         await reads.close();

@@ -150,12 +150,15 @@ export async function auditQuoteCommand(context: CliContext, quoteId: string, js
       }
     }
   }
+  // The verdict is part of the report (`audit:quote q > report.txt`); with --json, stdout is the
+  // JSON alone (its `mismatches` hold the same), and the verdict goes to stderr.
+  const verdict = json ? context.err : context.out;
   if (audit.mismatches.length > 0) {
-    line(context.err, `MISMATCH: the stored read model differs from the replay in ${audit.mismatches.length} place(s):`);
-    for (const mismatch of audit.mismatches) line(context.err, `  ${mismatch}`);
+    line(verdict, `MISMATCH: the stored read model differs from the replay in ${audit.mismatches.length} place(s):`);
+    for (const mismatch of audit.mismatches) line(verdict, `  ${mismatch}`);
     return EXIT.failed;
   }
-  line(context.err, 'ok: the read model and every stored version equal the replay');
+  line(verdict, 'ok: the read model and every stored version equal the replay');
   return EXIT.ok;
 }
 
