@@ -28,6 +28,9 @@ function keepingUp(readYourWrites: ReadYourWrites): boolean {
   }
 }
 
+/** The quote number after `number` (Q-2026-000041 → Q-2026-000042). */
+const nextNumber = (number: string) => number.replace(/\d+$/, (digits) => String(Number(digits) + 1).padStart(digits.length, '0'));
+
 describe('Idempotency-Key: authorization and retries', () => {
   let app: TestApp;
   let f: QuoteFixtures;
@@ -102,6 +105,41 @@ describe('Idempotency-Key: authorization and retries', () => {
     }
     const quotes = await app.request('GET', `/api/v1/quotes?submissionId=${submissionId}`, { token: org.apiKey });
     expect(quotes.body.data.map((quote: { id: string }) => quote.id)).toEqual([created.body.quoteId]);
+  });
+
+  it('a retry whose first answer was lost (a crash before it was stored) finds the quote, the lead and the send the first attempt made: no second quote, number, lead or e-mail', async () => {
+    const submissionId = await f.submission(org);
+    const store = app.get(IdempotencyStore);
+    // The write is made, its answer never stored under the key: what a crash in between leaves.
+    const lost = jest.spyOn(store, 'put').mockRejectedValueOnce(new Error('the process died'));
+    const first = await createQuote(org.apiKey, submissionId, 'lost-answer');
+    expect(first.status).toBe(201);
+    lost.mockRestore();
+    const retried = await createQuote(org.apiKey, submissionId, 'lost-answer');
+    expect([retried.status, retried.body]).toEqual([201, first.body]);
+    const quotes = await app.request('GET', `/api/v1/quotes?submissionId=${submissionId}`, { token: org.apiKey });
+    expect(quotes.body.data.map((quote: { id: string }) => quote.id)).toEqual([first.body.quoteId]);
+    const next = await createQuote(org.apiKey, submissionId, 'another-key');
+    expect((await f.quote(org, next.body.quoteId)).quoteNumber).toBe(nextNumber((await f.quote(org, first.body.quoteId)).quoteNumber));
+
+    const lead = () => app.request('POST', `/storefront/v1/${org.slug}/leads`, { body: { name: 'Ada', email: 'ada@example.com', message: 'A quote for 3 windows?' }, headers: { 'idempotency-key': 'lost-lead' } });
+    jest.spyOn(store, 'put').mockRejectedValueOnce(new Error('the process died'));
+    const firstLead = await lead();
+    expect(firstLead.status).toBe(201);
+    expect((await lead()).body).toEqual(firstLead.body);
+    const leads = await app.request('GET', '/api/v1/leads', { token: org.apiKey });
+    expect(leads.body.data.filter((each: { message: string }) => each.message === 'A quote for 3 windows?')).toHaveLength(1);
+
+    const send = () => app.request('POST', `/api/v1/quotes/${first.body.quoteId}/send`, { token: org.apiKey, body: { recipients: ['ada@example.com'] }, headers: { 'idempotency-key': 'lost-send' } });
+    jest.spyOn(store, 'put').mockRejectedValueOnce(new Error('the process died'));
+    const sent = await send();
+    expect(sent.status).toBe(200);
+    const resent = await send();
+    expect([resent.status, resent.body]).toEqual([200, sent.body]);
+    // One send: one e-mail, and the quote's history has one sent version.
+    expect(await f.awaitMails(first.body.quoteId)).toHaveLength(1);
+    const history = await app.request('GET', `/api/v1/quotes/${first.body.quoteId}/versions`, { token: org.apiKey });
+    expect(history.body.data.filter((entry: { snapshot: { status: string } }) => entry.snapshot.status === 'sent')).toHaveLength(1);
   });
 
   it('does not keep a 409 conflict ("retry the request"): the retry with the same key runs again and succeeds', async () => {

@@ -113,6 +113,42 @@ describe('Idempotency-Key in one gateway (in-memory store)', () => {
     expect((await post('k8')).json()).toMatchObject({ id: 'thing-2' });
   });
 
+  it('renews the claim of a request running longer than a claim holds: a duplicate on another gateway waits for its answer, then replays it', async () => {
+    let finish!: () => void;
+    const gateway = (name: string) => {
+      const instance = Fastify();
+      const replayOrClaim = registerIdempotency(instance, store, () => clock, 5);
+      instance.addHook('preHandler', async (request, reply) => {
+        if (carriesIdempotencyKey(request) && (await replayOrClaim(request, reply))) return reply;
+      });
+      instance.post('/slow', async (_request, reply) => {
+        executions++;
+        await new Promise<void>((resolve) => (finish = resolve));
+        return reply.status(201).send({ by: name });
+      });
+      return instance;
+    };
+    const [first, second] = [gateway('first'), gateway('second')];
+    try {
+      const slow = (instance: FastifyInstance) => instance.inject({ method: 'POST', url: '/slow', headers: { 'idempotency-key': 'k11' }, payload: {} });
+      const running = slow(first);
+      while (executions === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+      // Far past the claim's first lapse: only its renewals keep it.
+      clock += IDEMPOTENCY_CLAIM_MS * 3;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const duplicate = slow(second);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(executions).toBe(1);
+      finish();
+      expect((await running).json()).toEqual({ by: 'first' });
+      const replayed = await duplicate;
+      expect([replayed.headers['idempotent-replayed'], replayed.json()]).toEqual(['true', { by: 'first' }]);
+      expect(executions).toBe(1);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
   it('a claim blocks another owner until it is released or lapses', async () => {
     const scope = 'ip:127.0.0.1 POST /things';
     expect(await store.claim(scope, 'k5', { owner: 'a', until: clock + IDEMPOTENCY_CLAIM_MS }, clock)).toBe(true);

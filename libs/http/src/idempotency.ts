@@ -3,7 +3,7 @@ import { SetMetadata, type CanActivate, type ExecutionContext, type Type } from 
 import { GUARDS_METADATA } from '@nestjs/common/constants';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isObservable, lastValueFrom } from 'rxjs';
-import { canonicalJson } from '@lib/shared';
+import { canonicalJson, idFromDigest } from '@lib/shared';
 import { errorBody } from './error-envelope.filter';
 
 export interface StoredResponse {
@@ -38,6 +38,8 @@ export abstract class IdempotencyStore {
   abstract claim(scope: string, key: string, claim: IdempotencyClaim, now: number): Promise<boolean>;
   /** Gives up a claim without a stored response (an answer that is not kept), so a retry runs again. */
   abstract release(scope: string, key: string, owner: string): Promise<void>;
+  /** Moves the lapse of the owner's claim to `until`, while it still holds the key; nothing otherwise. */
+  abstract renew(scope: string, key: string, owner: string, until: number): Promise<void>;
 }
 
 export class InMemoryIdempotencyStore extends IdempotencyStore {
@@ -69,16 +71,24 @@ export class InMemoryIdempotencyStore extends IdempotencyStore {
     const id = `${scope}\u0000${key}`;
     if (this.claims.get(id)?.owner === owner) this.claims.delete(id);
   }
+
+  async renew(scope: string, key: string, owner: string, until: number) {
+    const held = this.claims.get(`${scope}\u0000${key}`);
+    if (held?.owner === owner) held.until = until;
+  }
 }
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const TTL_MS = IDEMPOTENCY_TTL_MS;
 /**
- * How long a claim holds a key. A duplicate on another gateway waits at most this long for the
- * first request; longer than any request runs, short enough that a gateway that died mid-request
- * frees the key soon.
+ * How long a claim holds a key unless it is renewed: the request holding it renews it every
+ * IDEMPOTENCY_RENEW_MS while it runs, however long that is. A retry after the gateway died
+ * mid-request (its claim no longer renewed) waits at most this long. Until 2026-11-27 a claim
+ * held 60 s and was never renewed, so such a retry hung for a minute (found by a review).
  */
-export const IDEMPOTENCY_CLAIM_MS = 60_000;
+export const IDEMPOTENCY_CLAIM_MS = 15_000;
+/** How often a running request renews its claim: a third of its lapse, so two renewals may fail before it lapses. */
+export const IDEMPOTENCY_RENEW_MS = 5_000;
 /** How often a duplicate checks whether the request on another gateway has finished. */
 const CLAIM_POLL_MS = 25;
 
@@ -113,6 +123,18 @@ export function canonicalPath(request: Pick<FastifyRequest, 'url' | 'params'> & 
   if (route === undefined) return request.url.split('?')[0];
   const params = (request.params ?? {}) as Record<string, string>;
   return route.replace(/:([A-Za-z0-9_]+)|\*/g, (_match, name: string | undefined) => (name === undefined ? encodeURI(params['*'] ?? '') : encodeURIComponent(params[name] ?? '')));
+}
+
+/**
+ * The id of what a keyed request creates, the same on every attempt of that request (its caller,
+ * resource, key and body); undefined without a key. A retry after a crash that lost the first
+ * answer (the write was made, its answer never stored under the key) then finds what the first
+ * attempt made instead of making it again: the command answers with it as if it had just made it.
+ */
+export function idempotentId(request: FastifyRequest, prefix: string): string | undefined {
+  const pending = request.idempotency;
+  if (!pending) return undefined;
+  return idFromDigest(prefix, createHash('sha256').update(`${prefix}\u0000${pending.scope}\u0000${pending.key}\u0000${pending.bodyHash}`).digest());
 }
 
 /** A POST with an `Idempotency-Key` header: the only requests the key step looks at. */
@@ -169,7 +191,7 @@ export type ReplayOrClaim = (request: FastifyRequest, reply: FastifyReply) => Pr
  * Registers the hooks that store the answer of a claimed request; the returned step replays or
  * claims, and the application runs it after authorization.
  */
-export function registerIdempotency(fastify: FastifyInstance, store: IdempotencyStore, now: () => number = Date.now): ReplayOrClaim {
+export function registerIdempotency(fastify: FastifyInstance, store: IdempotencyStore, now: () => number = Date.now, renewEveryMs = IDEMPOTENCY_RENEW_MS): ReplayOrClaim {
   const inFlight = new Map<string, Promise<void>>();
 
   const replayOrClaim = async (request: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
@@ -184,9 +206,11 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
     const owner = randomUUID();
     let claimed = false;
     let released = false;
+    let renewal: NodeJS.Timeout | undefined;
     const release = async (): Promise<void> => {
       if (released) return;
       released = true;
+      clearInterval(renewal);
       try {
         if (claimed) await store.release(scope, key, owner);
       } finally {
@@ -217,6 +241,10 @@ export function registerIdempotency(fastify: FastifyInstance, store: Idempotency
         await sleep(CLAIM_POLL_MS);
       }
       claimed = true;
+      renewal = setInterval(() => {
+        store.renew(scope, key, owner, now() + IDEMPOTENCY_CLAIM_MS).catch((error: unknown) => request.log.warn({ err: error }, 'the claim of an Idempotency-Key could not be renewed'));
+      }, renewEveryMs);
+      renewal.unref();
     } catch (error) {
       await release();
       throw error;

@@ -167,6 +167,10 @@ export class MongoIdempotencyStore extends IdempotencyStore {
   async release(scope: string, key: string, owner: string): Promise<void> {
     await this.records.deleteOne({ _id: recordId(scope, key), state: 'running', owner });
   }
+
+  async renew(scope: string, key: string, owner: string, until: number): Promise<void> {
+    await this.records.updateOne({ _id: recordId(scope, key), state: 'running', owner }, { $set: { expiresAt: new Date(until) } });
+  }
 }
 
 function recordId(scope: string, key: string): string {

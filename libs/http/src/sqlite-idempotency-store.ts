@@ -82,6 +82,10 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     this.sql.dropClaim.run(scope, key, owner);
   }
 
+  async renew(scope: string, key: string, owner: string, until: number): Promise<void> {
+    this.sql.renewClaim.run(until, scope, key, owner);
+  }
+
   async close(): Promise<void> {
     if (this.opened) closeSqliteDatabase(this.opened.db);
   }
@@ -113,6 +117,7 @@ interface Opened {
   storeResponse: Database.Statement;
   takeClaim: Database.Statement;
   dropClaim: Database.Statement;
+  renewClaim: Database.Statement;
   deleteExpiredChunk: Database.Statement;
 }
 
@@ -138,6 +143,7 @@ function openStatements(options: SqliteIdempotencyStoreOptions): Opened {
       WHERE idempotency_keys.expires_at <= @now
     `),
     dropClaim: db.prepare("DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND state = 'running' AND owner = ?"),
+    renewClaim: db.prepare("UPDATE idempotency_keys SET expires_at = ? WHERE scope = ? AND key = ? AND state = 'running' AND owner = ?"),
     deleteExpiredChunk: db.prepare(`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ${DELETE_CHUNK})`),
   };
 }

@@ -28,6 +28,17 @@ export function newId(prefix: string, now = Date.now()): string {
   return `${prefix}_${time}${randomBase62(14)}`;
 }
 
+/**
+ * An id of the same shape as newId (`<prefix>_` + 24 base62 characters) taken from a digest of at
+ * least 24 bytes: the same digest, the same id (what a keyed request creates, on every attempt).
+ */
+export function idFromDigest(prefix: string, digest: Uint8Array): string {
+  if (digest.length < 24) throw new Error('an id needs a digest of 24 bytes or more');
+  let out = '';
+  for (let i = 0; i < 24; i++) out += BASE62[digest[i] % 62];
+  return `${prefix}_${out}`;
+}
+
 /** Generates ids; injected so tests and deciders never call a random source themselves. */
 export abstract class IdGenerator {
   abstract next(prefix: string): string;

@@ -44,6 +44,24 @@ export function describeIdempotencyStoreContract(name: string, open: () => { sto
       expect(await store.claim(scope, 'k1', claimFor('b', t0 + IDEMPOTENCY_CLAIM_MS), t0 + IDEMPOTENCY_CLAIM_MS)).toBe(true);
     });
 
+    it('moves the lapse of a claim its owner renews, not one another owner renews, nor a stored response', async () => {
+      expect(await store.claim(scope, 'k1', claimFor('a', t0), t0)).toBe(true);
+      const renewedAt = t0 + IDEMPOTENCY_CLAIM_MS - 1;
+      await store.renew(scope, 'k1', 'a', renewedAt + IDEMPOTENCY_CLAIM_MS);
+      await store.renew(scope, 'k1', 'b', renewedAt + 10 * IDEMPOTENCY_CLAIM_MS);
+      const pastFirstLapse = renewedAt + 1;
+      expect(await store.claim(scope, 'k1', claimFor('b', pastFirstLapse), pastFirstLapse)).toBe(false);
+      const pastRenewedLapse = renewedAt + IDEMPOTENCY_CLAIM_MS;
+      expect(await store.claim(scope, 'k1', claimFor('b', pastRenewedLapse), pastRenewedLapse)).toBe(true);
+      // b's claim now: a's late renewal does not take it back.
+      await store.renew(scope, 'k1', 'a', pastRenewedLapse + 10 * IDEMPOTENCY_CLAIM_MS);
+      await store.put(scope, 'k2', created(t0));
+      await store.renew(scope, 'k2', 'a', t0 + 2 * IDEMPOTENCY_TTL_MS);
+      expect(await store.get(scope, 'k2', t0 + IDEMPOTENCY_TTL_MS)).toBeNull();
+      const later = pastRenewedLapse + IDEMPOTENCY_CLAIM_MS;
+      expect(await store.claim(scope, 'k1', claimFor('c', later), later)).toBe(true);
+    });
+
     it('frees the key when its owner releases the claim, not when another owner does', async () => {
       expect(await store.claim(scope, 'k1', claimFor('a', t0), t0)).toBe(true);
       await store.release(scope, 'k1', 'b');

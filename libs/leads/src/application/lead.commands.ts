@@ -12,6 +12,8 @@ export class SubmitLead {
     readonly organizationId: string,
     readonly enquiry: LeadEnquiry,
     readonly actor: string,
+    /** the id the lead takes (a keyed request's, the same on its retries: see idempotentId); a new one when absent */
+    readonly leadId?: string,
   ) {}
 }
 
@@ -23,8 +25,9 @@ export class SubmitLeadHandler implements ICommandHandler<SubmitLead, string> {
     private readonly clock: Clock,
   ) {}
 
-  async execute({ organizationId, enquiry, actor }: SubmitLead): Promise<string> {
-    const leadId = this.ids.next('lead');
+  async execute({ organizationId, enquiry, actor, leadId: requestedId }: SubmitLead): Promise<string> {
+    // A retry whose first attempt made the lead finds it (the decider makes it once) and answers with it.
+    const leadId = requestedId ?? this.ids.next('lead');
     await this.repository.handle(
       leadDecider,
       leadStream(leadId),

@@ -39,8 +39,12 @@ describe('lead decider', () => {
       given().when({ type: 'createLead', organizationId: ORG, leadId: LEAD, enquiry, at: T0 }).then(created);
     });
 
-    it('given a lead, when it is created again, then that is refused', () => {
-      given(created).when({ type: 'createLead', organizationId: ORG, leadId: LEAD, enquiry, at: T1 }).thenThrows(LeadAlreadyExists);
+    it('given a lead, when it is created again (the retry of the keyed request that made it), then nothing more happens', () => {
+      given(created).when({ type: 'createLead', organizationId: ORG, leadId: LEAD, enquiry, at: T1 }).then();
+    });
+
+    it("given a lead, when another organization creates one with its id, then that is refused", () => {
+      given(created).when({ type: 'createLead', organizationId: 'org_other', leadId: LEAD, enquiry, at: T1 }).thenThrows(LeadAlreadyExists);
     });
   });
 

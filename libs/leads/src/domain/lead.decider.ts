@@ -21,7 +21,11 @@ const rank = (status: LeadStatus) => LEAD_STATUSES.indexOf(status);
 function decide(command: LeadCommand, state: LeadState): LeadEvent[] {
   switch (command.type) {
     case 'createLead': {
-      if (state.exists) throw new LeadAlreadyExists();
+      // The same lead again: a retry of the keyed request that made it (its id is the request's).
+      if (state.exists) {
+        if (state.organizationId === command.organizationId) return [];
+        throw new LeadAlreadyExists();
+      }
       const { organizationId, leadId, enquiry, at } = command;
       return [{ type: 'lead.v1.created', data: { organizationId, leadId, ...enquiry, createdAt: at } }];
     }

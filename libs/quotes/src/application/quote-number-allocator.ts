@@ -7,7 +7,7 @@ import { ReadStore } from '@lib/read-store';
 import { ConcurrentModification, WriteStoredNotYetVisible } from '@lib/shared';
 import { quoteDecider, quoteNumberOf, type QuoteDraft } from '../domain/quote.decider';
 import { QUOTE_NUMBER_STREAM, quoteNumberStream, type QuoteNumberReserved } from '../domain/quote-number.events';
-import { quoteStream } from '../domain/quote.events';
+import { quoteStream, type QuoteCreated } from '../domain/quote.events';
 import { KeyedMutex } from './keyed-mutex';
 
 type Reservation = QuoteNumberReserved['data'];
@@ -96,6 +96,10 @@ export class QuoteNumberAllocator implements OnApplicationBootstrap, OnApplicati
       const last = await this.readLast(counter);
       // Only the newest reservation can be incomplete: each one is appended after its predecessor was completed.
       if (last) await this.completeIfMissing(last);
+      // A retry of a keyed request whose first attempt numbered this quote (its id is the same,
+      // see idempotentId) and lost its answer: that quote it is, with its number. No second one.
+      const made = await this.createdBefore(draft);
+      if (made) return made;
       const sequence = last ? (last.data as Reservation).sequence + 1 : 1;
       const reserved: QuoteNumberReserved = {
         type: 'quoteNumber.v1.reserved',
@@ -111,6 +115,17 @@ export class QuoteNumberAllocator implements OnApplicationBootstrap, OnApplicati
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 * attempt));
       }
     }
+  }
+
+  /** The reservation of the quote with the draft's id, when that quote exists already (only a requested id can be taken twice). */
+  private async createdBefore(draft: QuoteDraft): Promise<Reservation | null> {
+    const [first] = await this.events.readStream(quoteStream(draft.quoteId), { maxCount: 1 });
+    if (!first) return null;
+    const created = first as unknown as QuoteCreated;
+    if (created.type !== 'quote.v1.created' || created.data.organizationId !== draft.organizationId) throw new ConcurrentModification('The quote');
+    const { quoteNumber } = created.data;
+    const [year, sequence] = quoteNumber.split('-').slice(1).map(Number);
+    return { organizationId: draft.organizationId, year, sequence, quoteNumber, quoteId: draft.quoteId, draft, at: draft.at };
   }
 
   /** Appends the quote's created event from its reservation; `created` is false when someone else did it first. */

@@ -28,6 +28,8 @@ export class CreateQuote {
     readonly submissionId: string,
     readonly request: CreateQuoteRequest,
     readonly actor: string,
+    /** the id the quote takes (a keyed request's, the same on its retries: see idempotentId); a new one when absent */
+    readonly quoteId?: string,
   ) {}
 }
 
@@ -51,14 +53,14 @@ export class CreateQuoteHandler implements ICommandHandler<CreateQuote, string> 
     private readonly clock: Clock,
   ) {}
 
-  async execute({ organizationId, submissionId, request, actor }: CreateQuote): Promise<string> {
+  async execute({ organizationId, submissionId, request, actor, quoteId: requestedId }: CreateQuote): Promise<string> {
     const submission = await this.submissions.find(organizationId, submissionId);
     if (!submission) throw new NotFound('Submission');
     const organization = await this.organizations.get(organizationId);
     const defaults = organization.settings.quoteDefaults;
     const { lineItems, pricingSource } = request.lineItems ? { lineItems: request.lineItems, pricingSource: 'supplied' as const } : submissionLineItems(submission);
     const draft: QuoteDraft = {
-      quoteId: this.ids.next('quo'),
+      quoteId: requestedId ?? this.ids.next('quo'),
       organizationId,
       submissionId,
       customer: { name: submission.customer.name, email: submission.customer.email },
@@ -168,6 +170,8 @@ export class SendQuote {
     readonly locale: string | null,
     readonly ifMatch: IfMatch,
     readonly actor: string,
+    /** the keyed request's id (idempotentId): a retry of it sends nothing more */
+    readonly request?: string,
   ) {}
 }
 
@@ -204,6 +208,7 @@ export class SendQuoteHandler implements ICommandHandler<SendQuote, SentQuote> {
         locale: command.locale,
         newLink: { tokenHash: hashQuoteToken(token), customerUrl: null },
         ifMatch: command.ifMatch,
+        request: command.request,
         at: this.clock.now(),
       },
       command.actor,

@@ -396,6 +396,16 @@ describe('quote decider', () => {
       expect(event.type === 'quote.v1.sent' && event.data.locale).toBe('de');
     });
 
+    it('given a send of a keyed request, when that request is retried, then nothing is sent again, whatever happened since; another request sends', () => {
+      const [keyed] = given(created).when(send({ request: 'send_1', at: T0 + HOUR })).result();
+      expect(keyed).toMatchObject({ type: 'quote.v1.sent', data: { request: 'send_1' } });
+      given(created, keyed).when(send({ request: 'send_1', at: AT })).then();
+      given(created, keyed, viewed).when(send({ request: 'send_1', ifMatch: ['"1-0"'], at: AT })).then();
+      const [other] = given(created, keyed).when(send({ request: 'send_2', at: AT })).result();
+      expect(other).toMatchObject({ type: 'quote.v1.sent', data: { request: 'send_2', resend: true } });
+      expect(given(created, keyed).when(send({ at: AT })).result()).toHaveLength(1);
+    });
+
     it.each([
       ['viewed', [sent, viewed]],
       ['accepted', [sent, accepted]],

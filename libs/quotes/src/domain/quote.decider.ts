@@ -39,6 +39,8 @@ export interface Quote {
   link: QuoteLink | null;
   /** the validUntil an expiring-soon notice was recorded for; a new validity window gets its own */
   expiringSoonNoticedFor: number | null;
+  /** the keyed request of the last send, if it had a key (its retry sends nothing more) */
+  lastSendRequest?: string;
 }
 
 export type QuoteState = Quote | null;
@@ -72,6 +74,8 @@ export type QuoteCommand =
       /** used on the first send only; later sends keep the customer's link */
       newLink: QuoteLink;
       ifMatch: IfMatch;
+      /** the keyed request's id (idempotentId), the same on its retries */
+      request?: string;
       at: number;
     }
   | { type: 'viewQuote'; tokenHash: string; at: number }
@@ -265,6 +269,9 @@ function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
 
     case 'sendQuote': {
       const quote = owned(state, command.organizationId);
+      // The retry of the keyed request that made the last send (its answer lost in a crash): that
+      // send it is, whatever happened since; the customer gets no second e-mail.
+      if (command.request !== undefined && quote.lastSendRequest === command.request) return [];
       checkIfMatch(quote, command.ifMatch);
       if (quote.status !== 'draft' && quote.status !== 'sent') throw new QuoteNotSendable(quote.status);
       const link = quote.link ?? command.newLink;
@@ -283,6 +290,7 @@ function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
             customerUrl: link.customerUrl,
             tokenHash: link.tokenHash,
             resend: quote.status === 'sent',
+            ...(command.request !== undefined && { request: command.request }),
             at,
           },
         },
@@ -380,7 +388,14 @@ function evolve(state: QuoteState, event: QuoteEvent): QuoteState {
     case 'quote.v1.externalRefChanged':
       return { ...next, externalRef: event.data.externalRef };
     case 'quote.v1.sent':
-      return { ...next, status: 'sent', sentAt: event.data.sentAt, validUntil: event.data.validUntil, link: { tokenHash: event.data.tokenHash, customerUrl: event.data.customerUrl } };
+      return {
+        ...next,
+        status: 'sent',
+        sentAt: event.data.sentAt,
+        validUntil: event.data.validUntil,
+        link: { tokenHash: event.data.tokenHash, customerUrl: event.data.customerUrl },
+        lastSendRequest: event.data.request,
+      };
     case 'quote.v1.viewed':
       return { ...next, status: 'viewed' };
     case 'quote.v1.accepted':

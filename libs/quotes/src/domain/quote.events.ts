@@ -158,6 +158,8 @@ export type QuoteSent = {
       tokenHash: string;
       /** true on a re-send of an already sent version */
       resend: boolean;
+      /** the keyed request that sent it (idempotentId): its retry sends nothing more; absent without a key */
+      request?: string;
     };
 };
 

@@ -2,7 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Put, Quer
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiErrors, ApiKeyGuard, CurrentCaller, decodeCursor, encodeCursor, ListResponses, PageQuery, pageJson, pageLimit, type ApiCaller } from '@lib/http';
+import { ApiErrors, ApiKeyGuard, CurrentCaller, decodeCursor, encodeCursor, idempotentId, ListResponses, PageQuery, pageJson, pageLimit, type ApiCaller } from '@lib/http';
 import { ValidationFailed } from '@lib/shared';
 import { quoteETag, type IfMatch } from '../domain/quote.decider';
 import { TERM_FIELDS, type QuoteTerms } from '../domain/quote.events';
@@ -64,7 +64,7 @@ export class QuotesController {
   })
   @ApiBody({ type: CreateQuoteDto, required: false, description: 'Every field is optional; no body at all means all defaults.' })
   @ApiCreatedResponse({ type: QuoteIdResponse })
-  async create(@CurrentCaller() caller: ApiCaller, @Param('submissionId') submissionId: string, @Body() body: CreateQuoteDto): Promise<QuoteIdResponse> {
+  async create(@CurrentCaller() caller: ApiCaller, @Param('submissionId') submissionId: string, @Body() body: CreateQuoteDto, @Req() httpRequest: FastifyRequest): Promise<QuoteIdResponse> {
     const quoteId = await this.commands.execute<CreateQuote, string>(
       new CreateQuote(
         caller.organizationId,
@@ -78,6 +78,7 @@ export class QuotesController {
           lineItems: body.lineItems ? toQuoteLines(body.lineItems) : undefined,
         },
         caller.actor,
+        idempotentId(httpRequest, 'quo'),
       ),
     );
     return { quoteId };
@@ -178,13 +179,14 @@ export class QuotesController {
     @Param('quoteId') quoteId: string,
     @Body() body: SendQuoteDto,
     @Headers('if-match') ifMatch: string | undefined,
+    @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<QuoteSentResponse> {
     // The same address twice (in any case) gets one mail; the first spelling is kept.
     const seen = new Set<string>();
     const recipients = body.recipients.filter((email) => !seen.has(email.toLowerCase()) && seen.add(email.toLowerCase()));
     const result = await this.commands.execute<SendQuote, SentQuote>(
-      new SendQuote(caller.organizationId, quoteId, recipients, requestedMailLanguage(body.locale), parseIfMatch(ifMatch), caller.actor),
+      new SendQuote(caller.organizationId, quoteId, recipients, requestedMailLanguage(body.locale), parseIfMatch(ifMatch), caller.actor, idempotentId(request, 'send')),
     );
     reply.header('ETag', result.etag);
     return { quoteId: result.quoteId, status: result.status, sentAt: result.sentAt };
