@@ -113,4 +113,17 @@ describe('graceful shutdown on SIGTERM', () => {
     product.child.kill('SIGTERM');
     expect(await product.exited).toBe(0);
   }, 120_000);
+
+  it('with SHUTDOWN_NOT_READY_MS, answers /readyz 503 and still serves requests for that long before it stops accepting', async () => {
+    product = await startProduct({ ...env(), SHUTDOWN_NOT_READY_MS: '2000' });
+    expect((await fetch(`${product.baseUrl}/readyz`)).status).toBe(200);
+    const signalled = Date.now();
+    product.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const ready = await fetch(`${product.baseUrl}/readyz`);
+    expect([ready.status, JSON.stringify(await ready.json())]).toEqual([503, expect.stringContaining('process')]);
+    expect((await call('GET', '/storefront/v1/shutdown-windows')).status).toBe(200);
+    expect(await product.exited).toBe(0);
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(2_000);
+  }, 120_000);
 });

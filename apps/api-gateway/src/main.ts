@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   stopOnSignals(app, {
     logger,
     timeoutMs: config.shutdownTimeoutMs,
+    notReadyMs: config.shutdownNotReadyMs,
     http: app.getHttpAdapter().getInstance(),
     endLongLivedResponses: () => app.get(SessionEventStreams, { strict: false }).closeAll(),
   });

@@ -7,6 +7,8 @@ export interface ShutdownOptions {
   logger: Logger;
   /** bound on draining in-flight HTTP requests, then on the rest of the shutdown */
   timeoutMs: number;
+  /** how long the HTTP server keeps accepting, with /readyz at 503, before it stops (a load balancer polling /readyz drains it) */
+  notReadyMs?: number;
   /** the HTTP server to drain first (the gateway); absent in processes without an API */
   http?: FastifyInstance;
   /** ends long-lived responses (SSE) that would otherwise hold the drain until its bound */
@@ -16,7 +18,8 @@ export interface ShutdownOptions {
 }
 
 /**
- * SIGTERM / SIGINT: report not ready, stop accepting connections and let in-flight requests
+ * SIGTERM / SIGINT: report not ready (and keep accepting for `notReadyMs`, for load balancers
+ * that poll readiness), stop accepting connections and let in-flight requests
  * finish (bounded), then close the application — Nest's hooks let in-flight webhook attempts
  * finish and record their outcome, stop the subscriptions after their current batch, flush the
  * projections' checkpoints and close the stores — and exit 0. A second signal, or a shutdown that
@@ -34,7 +37,7 @@ export function stopOnSignals(app: INestApplicationContext, options: ShutdownOpt
     const deadline = setTimeout(() => {
       options.logger.error({ timeoutMs: 2 * options.timeoutMs }, 'shutdown did not finish in time; exiting');
       process.exit(1);
-    }, 2 * options.timeoutMs + 1_000);
+    }, 2 * options.timeoutMs + (options.notReadyMs ?? 0) + 1_000);
     deadline.unref();
     void shutDown(app, options, signal).then(
       () => {
@@ -54,6 +57,11 @@ export function stopOnSignals(app: INestApplicationContext, options: ShutdownOpt
 async function shutDown(app: INestApplicationContext, options: ShutdownOptions, signal: NodeJS.Signals): Promise<void> {
   options.logger.info({ signal }, 'shutting down');
   app.get(Readiness, { strict: false }).markStopping();
+  if (options.http && options.notReadyMs) {
+    // Still accepting, so requests a load balancer sends before it sees the 503 are answered.
+    options.logger.info({ notReadyMs: options.notReadyMs }, 'not ready; still accepting until load balancers notice');
+    await new Promise((resolve) => setTimeout(resolve, options.notReadyMs));
+  }
   if (options.http) {
     options.endLongLivedResponses?.();
     await drain(options.http, options);

@@ -63,6 +63,8 @@ export interface AppConfig {
   opsPort: number | undefined;
   /** how long a SIGTERM waits for in-flight requests and deliveries before closing anyway */
   shutdownTimeoutMs: number;
+  /** how long a gateway keeps accepting requests after a SIGTERM with /readyz at 503, so that a load balancer polling it stops sending new ones first */
+  shutdownNotReadyMs: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -319,6 +321,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     readyMaxProjectionLag: integer(env, 'READY_MAX_PROJECTION_LAG', 1000),
     opsPort: optional(env, 'OPS_PORT') === undefined ? undefined : integer(env, 'OPS_PORT', 0, 1, 65535),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    shutdownNotReadyMs: integer(env, 'SHUTDOWN_NOT_READY_MS', 0, 0, 600_000),
   };
 }
 
