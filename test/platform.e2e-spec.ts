@@ -486,6 +486,23 @@ describe('platform: rate limits', () => {
     for (let i = 0; i < 6; i++) statuses.push((await app.request('GET', '/api/v1/organization')).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
   });
+
+  it('counts per client address behind a proxy with TRUST_PROXY (X-Forwarded-For), and ignores that header without it', async () => {
+    const behindProxy = await TestApp.start({ RATE_LIMIT_IP_PER_MIN: '2', TRUST_PROXY: 'true' });
+    try {
+      await inOneWindow();
+      const from = async (target: TestApp, client: string) => (await target.request('GET', '/api/v1/organization', { headers: { 'x-forwarded-for': client } })).status;
+      expect([await from(behindProxy, '203.0.113.1'), await from(behindProxy, '203.0.113.1'), await from(behindProxy, '203.0.113.1')]).toEqual([401, 401, 429]);
+      expect(await from(behindProxy, '203.0.113.2')).toBe(401);
+      // Without it the header is the client's word: every client behind it is one address.
+      const direct = ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4', '198.51.100.5', '198.51.100.6'];
+      const statuses = [];
+      for (const client of direct) statuses.push(await from(app, client));
+      expect(statuses.at(-1)).toBe(429);
+    } finally {
+      await behindProxy.close();
+    }
+  });
 });
 
 describe('platform: the signing secret a settings change mints, in the logs', () => {

@@ -18,7 +18,7 @@ export async function createGatewayApp(config: AppConfig, options: GatewayOption
   const requestId = (raw: IncomingMessage) => requestIdFrom(raw.headers[REQUEST_ID_HEADER]);
   const early = new EarlyListAnswers();
   const loggedUrls = new WeakMap<KeptPage, string>();
-  const adapter = createHttpAdapter({ genReqId: requestId, early });
+  const adapter = createHttpAdapter({ genReqId: requestId, early, trustProxy: config.trustProxy });
   // First of all hooks: requests refused by a later one are logged and carry their id too.
   registerRequestLogging(adapter.getInstance(), root);
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, options), adapter, {

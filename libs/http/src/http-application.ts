@@ -34,9 +34,10 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /**
  * `genReqId`: the id of each request (X-Request-Id), from the raw request. `early`: requests it
- * answers as they arrive never reach Fastify (see EarlyListAnswers).
+ * answers as they arrive never reach Fastify (see EarlyListAnswers). `trustProxy`: the client's
+ * address is the one X-Forwarded-For names (TRUST_PROXY).
  */
-export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) => string; early?: EarlyListAnswers } = {}): FastifyAdapter {
+export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) => string; early?: EarlyListAnswers; trustProxy?: boolean } = {}): FastifyAdapter {
   const { early } = options;
   return new FastifyAdapter({
     serverFactory: early
@@ -50,7 +51,7 @@ export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) =
         }
       : undefined,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: process.env.TRUST_PROXY === 'true',
+    trustProxy: options.trustProxy ?? false,
     // Bodies are parsed with prototype-poisoning protection (fastify default: error).
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',

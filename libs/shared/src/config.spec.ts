@@ -24,7 +24,31 @@ describe('loadConfig', () => {
       readyMaxProjectionLag: 1000,
       opsPort: undefined,
       shutdownTimeoutMs: 10_000,
+      shutdownNotReadyMs: 0,
+      trustProxy: false,
     });
+  });
+
+  it('reads TRUST_PROXY as every boolean, and refuses a value it cannot read instead of ignoring it', () => {
+    expect(loadConfig({ TRUST_PROXY: 'TRUE' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'no' }).trustProxy).toBe(false);
+    expect(() => loadConfig({ TRUST_PROXY: 'on' })).toThrow(/^Invalid configuration: TRUST_PROXY /);
+  });
+
+  it.each([
+    ['WEBHOOK_RETRY_SCHEDULE_MS', '0,99999999999999999999999', /entry 2 is 99999999999999999999999/],
+    ['PRICING_RETRY_SCHEDULE_MS', `0,${MAX_TIMER_MS + 1}`, /entry 2/],
+    ['MAIL_RETRY_SCHEDULE_MS', `${MAX_TIMER_MS + 1}`, /entry 1/],
+    ['PDF_RETRY_SCHEDULE_MS', `0,1,${MAX_TIMER_MS + 1}`, /entry 3/],
+    ['PRICING_TOKEN_WINDOW_MS', '9007199254740991', /between 1 and 315360000000/],
+    ['SESSION_IDLE_TTL_MS', '315360000001', /between 1 and 315360000000/],
+  ])('refuses %s=%s, which would make timestamps no Unix ms can hold, with one line naming it', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name} `));
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('takes the longest schedule delay and period it allows', () => {
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE_MS: `0,${MAX_TIMER_MS}`, SESSION_IDLE_TTL_MS: '315360000000' })).toMatchObject({ webhookRetryScheduleMs: [0, MAX_TIMER_MS], sessionIdleTtlMs: 315_360_000_000 });
   });
 
   it('reads the observability settings', () => {

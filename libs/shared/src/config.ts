@@ -65,6 +65,8 @@ export interface AppConfig {
   shutdownTimeoutMs: number;
   /** how long a gateway keeps accepting requests after a SIGTERM with /readyz at 503, so that a load balancer polling it stops sending new ones first */
   shutdownNotReadyMs: number;
+  /** the client's address is the one X-Forwarded-For names (behind a reverse proxy): per-IP rate limits and idempotency scopes */
+  trustProxy: boolean;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -83,6 +85,8 @@ export class ConfigError extends Error {
  * TimeoutOverflowWarning), so a duration that goes to a timer is capped here.
  */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The longest window or idle time (10 years): now plus it stays an exact Unix ms timestamp a Date can hold. */
+const MAX_PERIOD_MS = 10 * 365 * 86_400_000;
 
 /** Error codes of a listen() that the host or the port it was given explains. */
 const HOST_LISTEN_ERRORS = ['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EADDRNOTAVAIL'];
@@ -124,6 +128,10 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 
+/**
+ * A retry schedule: delays in ms, each at most MAX_TIMER_MS (24.8 days). A longer one would put
+ * `scheduledFor` past what a timer can wait (and, past 2^53, past an exact Unix ms timestamp).
+ */
 function schedule(env: Env, name: string, fallback: number[]): number[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
@@ -131,7 +139,10 @@ function schedule(env: Env, name: string, fallback: number[]): number[] {
   if (parts.length === 0 || parts.some((p) => !/^\d+$/.test(p))) {
     throw new ConfigError(name, `must be a comma-separated list of milliseconds, got "${raw}"`);
   }
-  return parts.map(Number);
+  const delays = parts.map(Number);
+  const tooLong = delays.findIndex((delay) => delay > MAX_TIMER_MS);
+  if (tooLong >= 0) throw new ConfigError(name, `delays must be at most ${MAX_TIMER_MS} ms (24.8 days); entry ${tooLong + 1} is ${parts[tooLong]}`);
+  return delays;
 }
 
 function secret(env: Env, name: string, minLength: number): string | undefined {
@@ -295,8 +306,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     kafkaReplicationFactor: integer(env, 'KAFKA_REPLICATION_FACTOR', 1, 1, 32_767),
     kafkaRetentionMs: retention(env, 'KAFKA_RETENTION_MS', 7 * 86_400_000),
     embeddedBusRetentionMs: retention(env, 'EMBEDDED_BUS_RETENTION_MS', 7 * 86_400_000),
-    pricingTokenWindowMs: integer(env, 'PRICING_TOKEN_WINDOW_MS', 600_000, 1),
-    sessionIdleTtlMs: integer(env, 'SESSION_IDLE_TTL_MS', 86_400_000, 1),
+    pricingTokenWindowMs: integer(env, 'PRICING_TOKEN_WINDOW_MS', 600_000, 1, MAX_PERIOD_MS),
+    sessionIdleTtlMs: integer(env, 'SESSION_IDLE_TTL_MS', 86_400_000, 1, MAX_PERIOD_MS),
     webhookRetryScheduleMs: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [0, 60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000]),
     pricingRetryScheduleMs: schedule(env, 'PRICING_RETRY_SCHEDULE_MS', [0, 1_000, 3_000]),
     webhookAllowPrivateNetworks: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
@@ -322,6 +333,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     opsPort: optional(env, 'OPS_PORT') === undefined ? undefined : integer(env, 'OPS_PORT', 0, 1, 65535),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownNotReadyMs: integer(env, 'SHUTDOWN_NOT_READY_MS', 0, 0, 600_000),
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
   };
 }
 
