@@ -3,7 +3,7 @@ import { SetMetadata, type CanActivate, type ExecutionContext, type Type } from 
 import { GUARDS_METADATA } from '@nestjs/common/constants';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isObservable, lastValueFrom } from 'rxjs';
-import { canonicalJson, idFromDigest } from '@lib/shared';
+import { canonicalJson, idFromDigest, REQUEST_RETRY_WINDOW_MS } from '@lib/shared';
 import { errorBody } from './error-envelope.filter';
 
 export interface StoredResponse {
@@ -78,7 +78,7 @@ export class InMemoryIdempotencyStore extends IdempotencyStore {
   }
 }
 
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+export const IDEMPOTENCY_TTL_MS = REQUEST_RETRY_WINDOW_MS;
 const TTL_MS = IDEMPOTENCY_TTL_MS;
 /**
  * How long a claim holds a key unless it is renewed: the request holding it renews it every
@@ -130,6 +130,8 @@ export function canonicalPath(request: Pick<FastifyRequest, 'url' | 'params'> & 
  * resource, key and body); undefined without a key. A retry after a crash that lost the first
  * answer (the write was made, its answer never stored under the key) then finds what the first
  * attempt made instead of making it again: the command answers with it as if it had just made it.
+ * Only within REQUEST_RETRY_WINDOW_MS of the first attempt: the same request later makes anew,
+ * under a new id (the commands check the age of what they find).
  */
 export function idempotentId(request: FastifyRequest, prefix: string): string | undefined {
   const pending = request.idempotency;

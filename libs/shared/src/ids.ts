@@ -29,6 +29,13 @@ export function newId(prefix: string, now = Date.now()): string {
 }
 
 /**
+ * How long the retry of a keyed request finds what its first attempt made (an id from
+ * idFromDigest, a recorded send): the lifetime of an Idempotency-Key (decisions §3, 24 h). The
+ * same request made later is a new one, and makes anew.
+ */
+export const REQUEST_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/**
  * An id of the same shape as newId (`<prefix>_` + 24 base62 characters) taken from a digest of at
  * least 24 bytes: the same digest, the same id (what a keyed request creates, on every attempt).
  */

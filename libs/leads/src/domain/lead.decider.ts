@@ -7,6 +7,7 @@ export interface LeadState {
   organizationId: string | null;
   leadId: string | null;
   status: LeadStatus;
+  createdAt: number | null;
 }
 
 export type LeadCommand =
@@ -14,7 +15,7 @@ export type LeadCommand =
   /** organizationId is the caller's: a lead of another organization is not found */
   | { type: 'changeLeadStatus'; organizationId: string; status: LeadStatus; at: number };
 
-const initialState = (): LeadState => ({ exists: false, organizationId: null, leadId: null, status: 'new' });
+const initialState = (): LeadState => ({ exists: false, organizationId: null, leadId: null, status: 'new', createdAt: null });
 
 const rank = (status: LeadStatus) => LEAD_STATUSES.indexOf(status);
 
@@ -45,7 +46,7 @@ function decide(command: LeadCommand, state: LeadState): LeadEvent[] {
 function evolve(state: LeadState, event: LeadEvent): LeadState {
   switch (event.type) {
     case 'lead.v1.created':
-      return { exists: true, organizationId: event.data.organizationId, leadId: event.data.leadId, status: 'new' };
+      return { exists: true, organizationId: event.data.organizationId, leadId: event.data.leadId, status: 'new', createdAt: event.data.createdAt };
     case 'lead.v1.statusChanged':
       return { ...state, status: event.data.to };
   }

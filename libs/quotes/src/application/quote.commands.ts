@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { OrganizationDirectory } from '@lib/organizations';
-import { APP_CONFIG, Clock, IdGenerator, NotFound, type AppConfig } from '@lib/shared';
+import { EventStore } from '@lib/event-store';
+import { APP_CONFIG, Clock, IdGenerator, NotFound, REQUEST_RETRY_WINDOW_MS, type AppConfig } from '@lib/shared';
 import { CloseSubmissionOnAcceptance, SubmissionLookup, type SubmissionView } from '@lib/submissions';
 import { quoteETag, type IfMatch, type QuoteDraft } from '../domain/quote.decider';
 import { QuoteNotFound } from '../domain/quote.errors';
-import type { PricingSource, QuoteLineInput, QuoteStatus, QuoteTerms, QuoteTotals } from '../domain/quote.events';
+import { quoteStream, type PricingSource, type QuoteCreated, type QuoteLineInput, type QuoteStatus, type QuoteTerms, type QuoteTotals } from '../domain/quote.events';
 import { toQuoteLines } from './line-items';
 import { quoteToken } from './quote-links';
 import { QuoteNumberAllocator } from './quote-number-allocator';
@@ -49,6 +50,7 @@ export class CreateQuoteHandler implements ICommandHandler<CreateQuote, string> 
     private readonly submissions: SubmissionLookup,
     private readonly organizations: OrganizationDirectory,
     private readonly allocator: QuoteNumberAllocator,
+    private readonly events: EventStore,
     private readonly ids: IdGenerator,
     private readonly clock: Clock,
   ) {}
@@ -60,7 +62,7 @@ export class CreateQuoteHandler implements ICommandHandler<CreateQuote, string> 
     const defaults = organization.settings.quoteDefaults;
     const { lineItems, pricingSource } = request.lineItems ? { lineItems: request.lineItems, pricingSource: 'supplied' as const } : submissionLineItems(submission);
     const draft: QuoteDraft = {
-      quoteId: requestedId ?? this.ids.next('quo'),
+      quoteId: (requestedId && (await this.retryMayTake(requestedId))) || this.ids.next('quo'),
       organizationId,
       submissionId,
       customer: { name: submission.customer.name, email: submission.customer.email },
@@ -78,6 +80,15 @@ export class CreateQuoteHandler implements ICommandHandler<CreateQuote, string> 
     };
     const { quoteId } = await this.allocator.create(draft, actor);
     return quoteId;
+  }
+
+  /**
+   * `requestedId`, unless a quote took it longer than REQUEST_RETRY_WINDOW_MS ago: then this is
+   * the same request made again a day later, not a retry, and it makes a new quote.
+   */
+  private async retryMayTake(requestedId: string): Promise<string | null> {
+    const [created] = (await this.events.readStream(quoteStream(requestedId), { maxCount: 1 })) as unknown as QuoteCreated[];
+    return created && this.clock.now() - created.data.at >= REQUEST_RETRY_WINDOW_MS ? null : requestedId;
   }
 }
 

@@ -1,5 +1,5 @@
 import { fold } from '@lib/event-sourcing';
-import { AmountTooLarge, PreconditionFailed } from '@lib/shared';
+import { AmountTooLarge, PreconditionFailed, REQUEST_RETRY_WINDOW_MS } from '@lib/shared';
 import { quoteDecider, quoteETag, quoteNumberOf, type QuoteCommand, type QuoteDraft } from './quote.decider';
 import { QuoteNotActionable, QuoteNotEditable, QuoteNotFound, QuoteNotSendable, QuoteVersionNotCurrent, RevisionRequired } from './quote.errors';
 import { DAY_MS, type QuoteEvent, type QuoteEventSubject, type QuoteLineInput, type QuoteStatus } from './quote.events';
@@ -404,6 +404,8 @@ describe('quote decider', () => {
       const [other] = given(created, keyed).when(send({ request: 'send_2', at: AT })).result();
       expect(other).toMatchObject({ type: 'quote.v1.sent', data: { request: 'send_2', resend: true } });
       expect(given(created, keyed).when(send({ at: AT })).result()).toHaveLength(1);
+      // The same request a day after the send is a new one: it sends.
+      expect(given(created, keyed).when(send({ request: 'send_1', at: T0 + HOUR + REQUEST_RETRY_WINDOW_MS })).result()).toHaveLength(1);
     });
 
     it.each([

@@ -1,5 +1,5 @@
 import type { Decider } from '@lib/event-sourcing';
-import { checkedAmount, computeTotals, lineTotal, PreconditionFailed } from '@lib/shared';
+import { checkedAmount, computeTotals, lineTotal, PreconditionFailed, REQUEST_RETRY_WINDOW_MS } from '@lib/shared';
 import { QuoteNotActionable, QuoteNotEditable, QuoteNotFound, QuoteNotSendable, QuoteVersionNotCurrent, RevisionRequired } from './quote.errors';
 import {
   DAY_MS,
@@ -271,7 +271,7 @@ function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
       const quote = owned(state, command.organizationId);
       // The retry of the keyed request that made the last send (its answer lost in a crash): that
       // send it is, whatever happened since; the customer gets no second e-mail.
-      if (command.request !== undefined && quote.lastSendRequest === command.request) return [];
+      if (command.request !== undefined && quote.lastSendRequest === command.request && command.at - quote.sentAt! < REQUEST_RETRY_WINDOW_MS) return [];
       checkIfMatch(quote, command.ifMatch);
       if (quote.status !== 'draft' && quote.status !== 'sent') throw new QuoteNotSendable(quote.status);
       const link = quote.link ?? command.newLink;
