@@ -34,10 +34,10 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /**
  * `genReqId`: the id of each request (X-Request-Id), from the raw request. `early`: requests it
- * answers as they arrive never reach Fastify (see EarlyListAnswers). `trustProxy`: the client's
- * address is the one X-Forwarded-For names (TRUST_PROXY).
+ * answers as they arrive never reach Fastify (see EarlyListAnswers). `trustProxy`: which proxies
+ * may name the client in X-Forwarded-For (TRUST_PROXY, as Fastify takes it).
  */
-export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) => string; early?: EarlyListAnswers; trustProxy?: boolean } = {}): FastifyAdapter {
+export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) => string; early?: EarlyListAnswers; trustProxy?: boolean | number | string } = {}): FastifyAdapter {
   const { early } = options;
   return new FastifyAdapter({
     serverFactory: early

@@ -29,10 +29,19 @@ describe('loadConfig', () => {
     });
   });
 
-  it('reads TRUST_PROXY as every boolean, and refuses a value it cannot read instead of ignoring it', () => {
-    expect(loadConfig({ TRUST_PROXY: 'TRUE' }).trustProxy).toBe(true);
-    expect(loadConfig({ TRUST_PROXY: 'no' }).trustProxy).toBe(false);
-    expect(() => loadConfig({ TRUST_PROXY: 'on' })).toThrow(/^Invalid configuration: TRUST_PROXY /);
+  it.each([
+    ['TRUE', true],
+    ['false', false],
+    ['1', 1],
+    ['2', 2],
+    ['10.0.0.1', '10.0.0.1'],
+    ['10.0.0.0/8, 2001:db8::/32, loopback', '10.0.0.0/8,2001:db8::/32,loopback'],
+  ])('reads TRUST_PROXY=%s as Fastify takes it: %j', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
+  it.each(['on', 'yes', '0', '101', '10.0.0.1/33', '10.0.0', 'proxy.internal', '10.0.0.1,'])('refuses TRUST_PROXY=%s instead of ignoring it or trusting every hop', (value) => {
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^Invalid configuration: TRUST_PROXY must be true, false, a number of proxy hops/);
   });
 
   it.each([

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 /** Configuration of every process, read once from the environment (decisions §1). */
@@ -65,8 +66,8 @@ export interface AppConfig {
   shutdownTimeoutMs: number;
   /** how long a gateway keeps accepting requests after a SIGTERM with /readyz at 503, so that a load balancer polling it stops sending new ones first */
   shutdownNotReadyMs: number;
-  /** the client's address is the one X-Forwarded-For names (behind a reverse proxy): per-IP rate limits and idempotency scopes */
-  trustProxy: boolean;
+  /** which proxies may name the client in X-Forwarded-For (Fastify's trustProxy): per-IP rate limits and idempotency scopes */
+  trustProxy: boolean | number | string;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -143,6 +144,36 @@ function schedule(env: Env, name: string, fallback: number[]): number[] {
   const tooLong = delays.findIndex((delay) => delay > MAX_TIMER_MS);
   if (tooLong >= 0) throw new ConfigError(name, `delays must be at most ${MAX_TIMER_MS} ms (24.8 days); entry ${tooLong + 1} is ${parts[tooLong]}`);
   return delays;
+}
+
+/** Names proxy-addr (Fastify's trustProxy) gives address ranges. */
+const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * Which proxies in front of the gateway are trusted to name the client in X-Forwarded-For, as
+ * Fastify's `trustProxy` takes it: `true` (every hop: only when the one proxy in front strips
+ * what clients send), a number of hops (`1`: the proxy right in front), or the proxies' addresses
+ * (IPs, CIDRs, `loopback`, `linklocal`, `uniquelocal`). Unset or `false`: the socket's address.
+ */
+function trustProxy(env: Env, name: string): boolean | number | string {
+  const raw = optional(env, name)?.trim();
+  if (raw === undefined || raw === '' || raw.toLowerCase() === 'false') return false;
+  if (raw.toLowerCase() === 'true') return true;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops >= 1 && hops <= 100) return hops;
+  } else {
+    const entries = raw.split(',').map((entry) => entry.trim());
+    const valid = (entry: string) => {
+      if (PROXY_RANGES.includes(entry)) return true;
+      const [address, prefix, ...rest] = entry.split('/');
+      const family = isIP(address);
+      if (family === 0 || rest.length > 0) return false;
+      return prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+    };
+    if (entries.every(valid)) return entries.join(',');
+  }
+  throw new ConfigError(name, `must be true, false, a number of proxy hops (1 to 100), or the proxies' addresses (IPs or CIDRs, comma-separated, or loopback, linklocal, uniquelocal); got "${raw}"`);
 }
 
 function secret(env: Env, name: string, minLength: number): string | undefined {
@@ -333,7 +364,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     opsPort: optional(env, 'OPS_PORT') === undefined ? undefined : integer(env, 'OPS_PORT', 0, 1, 65535),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownNotReadyMs: integer(env, 'SHUTDOWN_NOT_READY_MS', 0, 0, 600_000),
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env, 'TRUST_PROXY'),
   };
 }
 

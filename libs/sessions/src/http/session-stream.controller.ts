@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiErrors, bearerToken } from '@lib/http';
 import { countWhenClosed, Metrics } from '@lib/observability';
 import { SessionReader } from '../application/session-reader';
-import { SessionEventStreams } from '../live/session-event-streams';
+import { EVENT_STREAM_HEADERS, SessionEventStreams } from '../live/session-event-streams';
 
 /**
  * decisions §6: the customer's live view of the session. EventSource cannot send headers, so the
@@ -38,16 +38,16 @@ export class SessionStreamController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     await this.sessions.authorize(sessionId, bearerToken(request) ?? (typeof queryToken === 'string' ? queryToken : null));
-    // A HEAD has no body to stream: the headers a GET starts with, and the end (Node sends a HEAD's
-    // headers only when the response ends, so a stream would never answer it).
-    if (request.method === 'HEAD') {
-      void reply.status(200).header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store, no-transform').send();
-      return;
-    }
     // From here on the response is ours: Fastify must neither send nor time it out, nor count it in
     // the request metrics (its onResponse hook does not run), so the stream is counted when it ends.
     reply.hijack();
     if (this.metrics) countWhenClosed(this.metrics, request, reply);
+    // A HEAD has no body to stream: the headers a GET starts with (no length), and the end. Node
+    // sends a HEAD's headers only when the response ends, so a stream would never answer it.
+    if (request.method === 'HEAD') {
+      reply.raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...EVENT_STREAM_HEADERS }).end();
+      return;
+    }
     await this.streams.serve(sessionId, reply.raw, reply.getHeaders() as OutgoingHttpHeaders);
   }
 }

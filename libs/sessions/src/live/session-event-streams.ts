@@ -6,6 +6,15 @@ import { Clock, MAX_TIMER_MS, NotFound } from '@lib/shared';
 import { SessionReader } from '../application/session-reader';
 import { SessionChangeFeed, type SessionChange } from './session-change-feed';
 
+/** The headers of a session's event stream (a HEAD of it answers with them too). */
+export const EVENT_STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  // The customer's session, behind their token (docs/decisions/platform.md, Caching of private answers).
+  'cache-control': 'no-store, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
+
 const ADJUSTMENT_RECEIVED = 'session.v1.adjustmentReceived';
 
 /** A comment line this often keeps proxies and browsers from closing an idle stream. */
@@ -38,14 +47,7 @@ class SessionEventStream {
 
   async start(feed: SessionChangeFeed, headers: OutgoingHttpHeaders): Promise<void> {
     this.response.on('close', () => this.close());
-    this.response.writeHead(200, {
-      ...headers,
-      'content-type': 'text/event-stream; charset=utf-8',
-      // The customer's session, behind their token (docs/decisions/platform.md, Caching of private answers).
-      'cache-control': 'no-store, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
+    this.response.writeHead(200, { ...headers, ...EVENT_STREAM_HEADERS });
     this.write('retry: 2000\n\n');
     try {
       // Watch first, then read: a change landing in between is pushed, never missed.
