@@ -500,9 +500,9 @@ describe('platform: rate limits', () => {
       expect(await from(behindProxy, '203.0.113.2')).toBe(401);
       // Without it the header is the client's word: every client behind it is one address.
       const direct = ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4', '198.51.100.5', '198.51.100.6'];
-      const statuses = [];
-      for (const client of direct) statuses.push(await from(app, client));
-      expect(statuses.at(-1)).toBe(429);
+      const directStatuses = [];
+      for (const client of direct) directStatuses.push(await from(app, client));
+      expect(directStatuses.at(-1)).toBe(429);
     } finally {
       await behindProxy.close();
     }
