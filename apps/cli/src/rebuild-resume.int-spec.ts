@@ -72,7 +72,7 @@ describe('projections:rebuild killed with SIGKILL and run again', () => {
     await check.close();
     for (const index of [0, 1_000, 2_000, 4_000]) {
       const audit = await cli(dataDir, 'audit:quote', `quo_gen${String(index).padStart(8, '0')}`);
-      expect([audit.code, audit.err]).toEqual([0, expect.stringContaining('ok:')]);
+      expect([audit.code, audit.out]).toEqual([0, expect.stringContaining('ok:')]);
     }
     expect(childOutput).not.toContain('failed');
   }, 120_000);
