@@ -14,6 +14,16 @@ const PARTNER_DELAY_MS = 2500;
 const PHONE = { width: 390, height: 844 };
 const euro = (locale: string, amount: number) => new Intl.NumberFormat(locale, { style: 'currency', currency: 'EUR' }).format(amount);
 
+/** Waits until `read` gives `expected` (the page answers in its own time); fails with the last value after 5 s. */
+async function eventually<T>(read: () => T | Promise<T>, expected: T): Promise<void> {
+  let last: T | undefined;
+  for (const started = Date.now(); Date.now() - started < 5_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    last = await read();
+    if (JSON.stringify(last) === JSON.stringify(expected)) return;
+  }
+  expect(last).toEqual(expected);
+}
+
 describe('the customer pages in a browser', () => {
   let app: TestApp;
   let baseUrl: string;
@@ -205,6 +215,33 @@ describe('the customer pages in a browser', () => {
     expect(leads).toEqual([expect.objectContaining({ name: 'Grace Hopper', email: 'grace@example.com', message: 'Can you replace six sash windows in March?', status: 'new' })]);
   });
 
+  it('sends an enquiry whose answer was lost again under the same Idempotency-Key (one lead), the focus back on the button', async () => {
+    await page.goto(`${baseUrl}/contact/${org.slug}`);
+    await page.getByRole('heading', { name: 'Contact Glass & Frame Ltd' }).waitFor();
+    await page.getByLabel('Name').fill('Alan Turing');
+    await page.getByLabel('E-mail').fill('alan@example.com');
+    await page.getByLabel('Your message').fill('Two tilt-turn windows, lost answer test');
+    const keys: string[] = [];
+    await page.route('**/leads', async (route) => {
+      keys.push(route.request().headers()['idempotency-key'] ?? '');
+      if (keys.length > 1) return route.continue();
+      await route.fetch(); // the lead is made; its answer never reaches the page
+      return route.abort('connectionreset');
+    });
+    const send = page.getByRole('button', { name: 'Send message' });
+    await send.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').filter({ hasText: 'That did not work. Please try again.' }).waitFor();
+    await expect(page.evaluate('document.activeElement?.textContent')).resolves.toBe('Send message');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Thank you, your message has been sent.' }).waitFor();
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);
+    expect(keys[1]).toBe(keys[0]);
+    const leads = (await apiCall('GET', '/leads')).body.data as Array<{ message: string }>;
+    expect(leads.filter((lead) => lead.message === 'Two tilt-turn windows, lost answer test')).toHaveLength(1);
+  });
+
   it('speaks German and Dutch, and shows sizes in inches to an imperial organization', async () => {
     await page.goto(`${baseUrl}/c/${org.slug}?lang=de`);
     await page.getByRole('heading', { name: 'Fenster konfigurieren' }).waitFor();
@@ -215,6 +252,9 @@ describe('the customer pages in a browser', () => {
     // A second part does not fit beside the first until the width is shared.
     await page.getByRole('button', { name: 'Teil hinzufügen' }).click();
     await expect(page.evaluate('document.activeElement.closest("fieldset.part").querySelector("legend").textContent')).resolves.toBe('Teil 2');
+    // The one part filled the window: the added one shares it.
+    await expect(page.getByLabel('Breite (mm)').nth(2).inputValue()).resolves.toBe('600');
+    await page.getByLabel('Breite (mm)').nth(2).fill('900');
     await page.getByText('Die Elemente sind zusammen 1.500 mm breit, breiter als das Fenster (1.200 mm).').waitFor();
     await page.getByRole('button', { name: 'Breite gleichmäßig aufteilen' }).click();
     await expect(page.getByLabel('Breite (mm)').nth(2).inputValue()).resolves.toBe('600');
@@ -366,7 +406,8 @@ describe('the customer pages in a browser', () => {
     const focused = () => page.evaluate('document.activeElement.id');
 
     // Parts wider than the window: the message describes every part's width, and the first one gets the focus.
-    await page.getByRole('button', { name: 'Add a part' }).click();
+    await page.getByRole('button', { name: 'Add a part' }).click(); // 600 + 600 mm: they share the window
+    await page.getByLabel('Width (mm)').nth(2).fill('900');
     const layoutError = page.getByText('Together the components are 1,500 mm wide, more than the window (1,200 mm).');
     await layoutError.waitFor();
     const layoutErrorId = await layoutError.getAttribute('id');
@@ -599,6 +640,46 @@ describe('the customer pages in a browser', () => {
     await expect(page.getByText('Samen zijn de onderdelen').count()).resolves.toBe(0);
   });
 
+  it('takes back the inches a part shows typed key by key, and a part added to a window its parts fill shares it with them', async () => {
+    const imperial = await admin('POST', '', { name: 'Kozijn Twee BV', slug: 'kozijn-twee', locale: 'en', unitSystem: 'imperial', currency: 'EUR' });
+    expect((await admin('POST', `/${imperial.body.id}/templates`, DEMO_TEMPLATE)).status).toBe(201);
+    await page.goto(`${baseUrl}/c/kozijn-twee`);
+    await page.getByRole('status').filter({ hasText: 'Calculated price.' }).waitFor();
+    await page.getByLabel('Width (in)').first().fill('40.2'); // 1021 mm
+    await page.getByRole('status').filter({ hasText: 'Calculated price.' }).waitFor();
+    // The one part fills the window: the added one shares it (510 + 511 mm), and nothing is refused.
+    await page.getByRole('button', { name: 'Add a part' }).click();
+    const [first, second] = [page.getByLabel('Width (in)').nth(1), page.getByLabel('Width (in)').nth(2)];
+    await expect(Promise.all([first.inputValue(), second.inputValue()])).resolves.toEqual(['20.1', '20.1']);
+    await page.getByRole('status').filter({ hasText: 'Calculated price.' }).waitFor();
+
+    const saves: Array<Record<string, any>> = [];
+    page.on('request', (request) => {
+      if (request.method() === 'PUT' && request.url().endsWith('/configuration')) saves.push(JSON.parse(request.postData() ?? '{}'));
+    });
+    await first.fill('');
+    await first.pressSequentially('20.1', { delay: 60 });
+    await page.getByRole('status').filter({ hasText: 'Calculated price.' }).waitFor();
+    await eventually(() => saves.at(-1)?.components?.map((c: { width: number }) => c.width), [510, 511]);
+    await expect(page.getByText('Together the components').count()).resolves.toBe(0);
+  });
+
+  it('keeps the focus in place for a keyboard user when the parts are drawn again', async () => {
+    await page.goto(`${baseUrl}/c/${org.slug}`);
+    await page.getByRole('button', { name: 'Add a part' }).waitFor();
+    const focusKey = () => page.evaluate('document.activeElement?.dataset.focus ?? document.activeElement?.tagName');
+    await page.getByRole('button', { name: 'Add a part' }).click();
+    await page.getByRole('button', { name: 'Share the width evenly' }).focus();
+    await page.keyboard.press('Enter');
+    await expect(focusKey()).resolves.toBe('components.divide');
+    await page.locator('[data-focus="components[0].componentId"]').focus();
+    await page.keyboard.press('ArrowDown');
+    await expect(focusKey()).resolves.toBe('components[0].componentId');
+    await page.getByRole('button', { name: 'Remove part 2' }).focus();
+    await page.keyboard.press('Enter');
+    await expect(focusKey()).resolves.toBe('components.add');
+  });
+
   it('keeps what the customer typed on the quote page when an answer fails, and says so also when the network is down', async () => {
     const { quoteId, mail } = await sentQuote();
     await page.goto(mail.quoteUrl);
@@ -618,13 +699,17 @@ describe('the customer pages in a browser', () => {
     await expect(page.getByLabel('Reason (optional)').inputValue()).resolves.toBe('Too expensive');
     await expect(page.getByLabel('Your name (optional)').inputValue()).resolves.toBe('Ada Lovelace');
     await expect(decline.isEnabled()).resolves.toBe(true);
+    // Pressed from the keyboard, the focus is back on the button to try again.
+    await decline.focus();
+    await page.keyboard.press('Enter');
+    await eventually(() => page.evaluate('document.activeElement?.textContent'), 'Decline quote');
     await page.unroute('**/storefront/v1/quotes/*/reject');
 
     await decline.click();
     await page.getByText(/^You declined this quote on /).waitFor();
     const events = await app.get(EventStore).readStream(quoteStream(quoteId));
     expect(events.find((e) => e.type === 'quote.v1.rejected')?.data).toMatchObject({ reason: 'Too expensive' });
-    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^503 POST .+\/reject$/)]);
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^503 POST .+\/reject$/), expect.stringMatching(/^503 POST .+\/reject$/)]);
   });
 
   it('says an answer did not work when the quote changed meanwhile and cannot be loaded again, and leaves the page as it was to try again', async () => {

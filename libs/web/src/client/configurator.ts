@@ -1,5 +1,5 @@
 import { CONFIGURATOR } from './configurator.messages';
-import { api, el, field, fill, idempotencyKey, languageSwitch, moneyFormat, pageContext, showErrors, unitPriceFormat } from './dom';
+import { api, el, field, fill, idempotencyKey, languageSwitch, moneyFormat, pageContext, refocus, showErrors, unitPriceFormat } from './dom';
 import { fieldErrorsOf, localizeFieldMessage, placeFor, type FieldError } from './field-messages';
 import { formatSize, parseSizeInput, sizeInputValue, unitLabel, type UnitSystem } from './units';
 import { VALIDATION } from './validation.messages';
@@ -329,12 +329,17 @@ class Configurator {
     change: (mm: number | null) => void,
     describedBy?: string,
   ): HTMLElement {
-    const mm = current();
+    // The size the field was drawn with: typed back, key by key, it keeps its millimetres (the
+    // value before the last key is no guide then: `20.` on the way to `20.1` reads as nothing).
+    const drawn = current();
     const input = el('input', {
-      type: 'text', inputmode: 'decimal', autocomplete: 'off', required: true,
-      value: mm === null ? '' : sizeInputValue(mm, unitSystem, context.locale),
+      type: 'text', inputmode: 'decimal', autocomplete: 'off', required: true, 'data-focus': path,
+      value: drawn === null ? '' : sizeInputValue(drawn, unitSystem, context.locale),
       oninput: (e: Event) => {
-        change(parseSizeInput((e.target as HTMLInputElement).value, unitSystem, { limits: { min, max }, locale: context.locale, current: current() }));
+        const text = (e.target as HTMLInputElement).value;
+        const reading = { limits: { min, max }, locale: context.locale };
+        const typedBack = drawn !== null && parseSizeInput(text, unitSystem, { ...reading, current: drawn }) === drawn;
+        change(typedBack ? drawn : parseSizeInput(text, unitSystem, { ...reading, current: current() }));
         this.scheduleSave();
       },
     });
@@ -375,6 +380,7 @@ class Configurator {
       const type = el(
         'select',
         {
+          'data-focus': `${path}.componentId`,
           onchange: (e: Event) => {
             const changed = this.newPart((e.target as HTMLSelectElement).value, part.width);
             this.parts[i] = { ...changed, options: part.options, fillsWidth: part.fillsWidth && changed.width === part.width };
@@ -417,7 +423,7 @@ class Configurator {
           ? el(
               'button',
               {
-                type: 'button', class: 'link',
+                type: 'button', class: 'link', 'data-focus': `${path}.remove`,
                 onclick: () => {
                   this.parts.splice(i, 1);
                   this.renderLayout();
@@ -436,11 +442,17 @@ class Configurator {
       { class: 'actions' },
       this.catalog.components.length
         ? el('button', {
-            type: 'button',
+            type: 'button', 'data-focus': 'components.add',
             onclick: () => {
+              const first = this.catalog.components[0];
               const used = this.parts.reduce((sum, p) => sum + (p.width ?? 0), 0);
-              this.parts.push(this.newPart(this.catalog.components[0].id, this.width === null ? null : this.width - used));
-              this.renderLayout();
+              const room = this.width === null ? null : this.width - used;
+              this.parts.push(this.newPart(first.id, room));
+              if (this.width !== null && room !== null && room < first.constraints.minWidth) {
+                // No room beside the parts (they fill the window): all of them share it, the new one too.
+                this.parts.forEach((p) => (p.fillsWidth = true));
+                this.changeWidth(this.width);
+              } else this.renderLayout();
               this.scheduleSave();
               const parts = this.layout.querySelectorAll('fieldset.part');
               (parts[parts.length - 1]?.querySelector('select') as HTMLElement | null)?.focus();
@@ -449,7 +461,7 @@ class Configurator {
         : null,
       this.parts.length > 1
         ? el('button', {
-            type: 'button',
+            type: 'button', 'data-focus': 'components.divide',
             onclick: () => {
               if (this.width === null) return;
               // Every part fills the window, so they share all of it.
@@ -460,7 +472,11 @@ class Configurator {
           }, t.divideEvenly)
         : null,
     );
+    // Drawn anew, the control that had the focus is a new element: the focus goes to its
+    // successor (the same place), or to the actions when it is gone (a removed part's button).
+    const focused = focusKeyIn(this.layout);
     this.layout.replaceChildren(...cards, layoutErrors, actions);
+    if (focused !== null) (withFocusKey(this.layout, focused) ?? (actions.querySelector('button') as HTMLElement | null))?.focus();
   }
 
   /** The option groups of one scope: radio buttons for one choice, check boxes for several. */
@@ -779,6 +795,7 @@ class Configurator {
     });
     this.submitButton.disabled = false;
     this.submitButton.textContent = t.submit;
+    refocus(this.submitButton);
     if (res.ok) return this.confirm(res.body.submissionId);
     // An attempt with another key (other details) after one whose answer was lost: that one counts.
     if ((res.status === 409 || res.status === 503) && submittedAs(res.body)) return this.confirm(submittedAs(res.body)!);
@@ -897,3 +914,15 @@ async function main(): Promise<void> {
 }
 
 void main();
+
+/** The key of the control inside `root` that has the focus (`data-focus`, else its id); null when none has. */
+function focusKeyIn(root: HTMLElement): string | null {
+  const active = document.activeElement;
+  if (!(active instanceof HTMLElement) || !root.contains(active)) return null;
+  return active.dataset.focus ?? (active.id || null);
+}
+
+/** The control inside `root` with that key. */
+function withFocusKey(root: HTMLElement, key: string): HTMLElement | null {
+  return [...root.querySelectorAll<HTMLElement>('[data-focus], [id]')].find((node) => (node.dataset.focus ?? node.id) === key) ?? null;
+}

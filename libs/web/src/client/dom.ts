@@ -62,6 +62,15 @@ export async function api<T>(
 }
 
 /**
+ * After a request that disabled `button`: the browser moved the focus off it while it was
+ * disabled (to the body). It goes back to the button, so Enter tries again, unless the user has
+ * moved on meanwhile.
+ */
+export function refocus(button: HTMLElement | null): void {
+  if (button && (document.activeElement === null || document.activeElement === document.body)) button.focus();
+}
+
+/**
  * A fresh `Idempotency-Key` (decisions §3). From getRandomValues, which unlike randomUUID also
  * exists on a page served over plain http.
  */

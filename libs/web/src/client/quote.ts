@@ -1,4 +1,4 @@
-import { api, dateFormat, dateTimeFormat, el, fill, languageSwitch, moneyFormat, pageContext, quantityFormat, taxRateFormat, unitPriceFormat } from './dom';
+import { api, dateFormat, dateTimeFormat, el, fill, languageSwitch, moneyFormat, pageContext, quantityFormat, refocus, taxRateFormat, unitPriceFormat } from './dom';
 import { QUOTE } from './quote.messages';
 
 interface CustomerQuote {
@@ -183,6 +183,7 @@ function responses(version: number, typed: Typed): HTMLElement {
  */
 async function respond(action: 'accept' | 'reject', body: { name: string | null; reason?: string | null; version: number }): Promise<void> {
   const buttons = (disabled: boolean) => app.querySelectorAll('button').forEach((button) => ((button as HTMLButtonElement).disabled = disabled));
+  const pressed = document.activeElement instanceof HTMLButtonElement ? document.activeElement : null;
   buttons(true);
   notices.textContent = '';
   const res = await api<CustomerQuote>(context, 'POST', `${path}/${action}`, { body });
@@ -196,9 +197,15 @@ async function respond(action: 'accept' | 'reject', body: { name: string | null;
   if (again?.ok) {
     const typed = { name: (app.querySelector('#accept-name') as HTMLInputElement | null)?.value ?? '', reason: (app.querySelector('#reason') as HTMLTextAreaElement | null)?.value ?? '' };
     render(again.body, refusal(again.body, body.version), typed);
+    // The page was drawn anew: the focus goes to what it says now (why the answer was refused, or
+    // the banner of a revision in progress), not to the body.
+    const said = notices.textContent ? notices : (app.querySelector('.banner') as HTMLElement | null);
+    said?.setAttribute('tabindex', '-1');
+    said?.focus();
     return;
   }
   buttons(false);
+  refocus(pressed);
   notices.textContent = t.failed;
 }
 
