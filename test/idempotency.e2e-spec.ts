@@ -8,7 +8,7 @@ import { waitFor } from '@lib/shared/testing/processes';
 import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
 import { OrganizationDirectory } from '@lib/organizations';
 import { QUOTE_NUMBER_STREAM } from '@lib/quotes';
-import { exampleConfigurationInput } from '@lib/templates/domain/example.fixture';
+import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
 import { QuoteFixtures, type Org } from './quotes-fixtures';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
@@ -107,7 +107,7 @@ describe('Idempotency-Key: authorization and retries', () => {
     expect(quotes.body.data.map((quote: { id: string }) => quote.id)).toEqual([created.body.quoteId]);
   });
 
-  it('a retry whose first answer was lost (a crash before it was stored) finds the quote, the lead and the send the first attempt made: no second quote, number, lead or e-mail', async () => {
+  it('a retry whose first answer was lost (a crash before it was stored) finds the quote, the lead, the template and the send the first attempt made: no second quote, number, lead, template or e-mail', async () => {
     const submissionId = await f.submission(org);
     const store = app.get(IdempotencyStore);
     // The write is made, its answer never stored under the key: what a crash in between leaves.
@@ -129,6 +129,14 @@ describe('Idempotency-Key: authorization and retries', () => {
     expect((await lead()).body).toEqual(firstLead.body);
     const leads = await app.request('GET', '/api/v1/leads', { token: org.apiKey });
     expect(leads.body.data.filter((each: { message: string }) => each.message === 'A quote for 3 windows?')).toHaveLength(1);
+
+    const template = () => app.request('POST', `/admin/v1/organizations/${org.organizationId}/templates`, { token: ADMIN_TOKEN, body: { ...exampleTemplateBody(), name: 'Lost answer window' }, headers: { 'idempotency-key': 'lost-template' } });
+    jest.spyOn(store, 'put').mockRejectedValueOnce(new Error('the process died'));
+    const firstTemplate = await template();
+    expect(firstTemplate.status).toBe(201);
+    expect((await template()).body).toEqual(firstTemplate.body);
+    const templates = await app.request('GET', '/api/v1/templates?limit=100', { token: org.apiKey });
+    expect(templates.body.data.filter((each: { name: string }) => each.name === 'Lost answer window')).toHaveLength(1);
 
     const send = () => app.request('POST', `/api/v1/quotes/${first.body.quoteId}/send`, { token: org.apiKey, body: { recipients: ['ada@example.com'] }, headers: { 'idempotency-key': 'lost-send' } });
     jest.spyOn(store, 'put').mockRejectedValueOnce(new Error('the process died'));

@@ -36,6 +36,18 @@ export function newId(prefix: string, now = Date.now()): string {
 export const REQUEST_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /**
+ * The id a keyed request takes: `requestedId` (see idFromDigest), unless what holds it was made
+ * REQUEST_RETRY_WINDOW_MS or longer before `now` (the same request made again a day later, which
+ * makes anew, under `fresh()`); `madeAt` says when what holds an id was made, null when nothing
+ * does. Without a requested id, `fresh()`.
+ */
+export async function idOfRequest(requestedId: string | undefined, madeAt: (id: string) => Promise<number | null>, now: number, fresh: () => string): Promise<string> {
+  if (requestedId === undefined) return fresh();
+  const made = await madeAt(requestedId);
+  return made !== null && now - made >= REQUEST_RETRY_WINDOW_MS ? fresh() : requestedId;
+}
+
+/**
  * An id of the same shape as newId (`<prefix>_` + 24 base62 characters) taken from a digest of at
  * least 24 bytes: the same digest, the same id (what a keyed request creates, on every attempt).
  */

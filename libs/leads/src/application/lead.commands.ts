@@ -1,6 +1,6 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { AggregateRepository } from '@lib/event-sourcing';
-import { Clock, IdGenerator, REQUEST_RETRY_WINDOW_MS } from '@lib/shared';
+import { Clock, IdGenerator, idOfRequest } from '@lib/shared';
 import { leadDecider } from '../domain/lead.decider';
 import { LeadNotFound } from '../domain/lead.errors';
 import { isLeadId, leadStream, type LeadEnquiry, type LeadStatus } from '../domain/lead.events';
@@ -28,7 +28,7 @@ export class SubmitLeadHandler implements ICommandHandler<SubmitLead, string> {
   async execute({ organizationId, enquiry, actor, leadId: requestedId }: SubmitLead): Promise<string> {
     // A retry whose first attempt made the lead finds it (the decider makes it once) and answers
     // with it; the same request a day later makes a new lead.
-    const leadId = (requestedId && (await this.retryMayTake(requestedId))) || this.ids.next('lead');
+    const leadId = await idOfRequest(requestedId, (id) => this.createdAt(id), this.clock.now(), () => this.ids.next('lead'));
     await this.repository.handle(
       leadDecider,
       leadStream(leadId),
@@ -38,10 +38,9 @@ export class SubmitLeadHandler implements ICommandHandler<SubmitLead, string> {
     return leadId;
   }
 
-  /** `requestedId`, unless a lead took it longer than REQUEST_RETRY_WINDOW_MS ago (not a retry then). */
-  private async retryMayTake(requestedId: string): Promise<string | null> {
-    const { state } = await this.repository.load(leadDecider, leadStream(requestedId));
-    return state.exists && this.clock.now() - state.createdAt! >= REQUEST_RETRY_WINDOW_MS ? null : requestedId;
+  /** When the lead with this id was created; null when there is none (see idOfRequest). */
+  private async createdAt(leadId: string): Promise<number | null> {
+    return (await this.repository.load(leadDecider, leadStream(leadId))).state.createdAt;
   }
 }
 

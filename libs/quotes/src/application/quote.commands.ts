@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { OrganizationDirectory } from '@lib/organizations';
 import { EventStore } from '@lib/event-store';
-import { APP_CONFIG, Clock, IdGenerator, NotFound, REQUEST_RETRY_WINDOW_MS, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, Clock, IdGenerator, idOfRequest, NotFound, type AppConfig } from '@lib/shared';
 import { CloseSubmissionOnAcceptance, SubmissionLookup, type SubmissionView } from '@lib/submissions';
 import { quoteETag, type IfMatch, type QuoteDraft } from '../domain/quote.decider';
 import { QuoteNotFound } from '../domain/quote.errors';
@@ -62,7 +62,7 @@ export class CreateQuoteHandler implements ICommandHandler<CreateQuote, string> 
     const defaults = organization.settings.quoteDefaults;
     const { lineItems, pricingSource } = request.lineItems ? { lineItems: request.lineItems, pricingSource: 'supplied' as const } : submissionLineItems(submission);
     const draft: QuoteDraft = {
-      quoteId: (requestedId && (await this.retryMayTake(requestedId))) || this.ids.next('quo'),
+      quoteId: await idOfRequest(requestedId, (id) => this.createdAt(id), this.clock.now(), () => this.ids.next('quo')),
       organizationId,
       submissionId,
       customer: { name: submission.customer.name, email: submission.customer.email },
@@ -82,13 +82,10 @@ export class CreateQuoteHandler implements ICommandHandler<CreateQuote, string> 
     return quoteId;
   }
 
-  /**
-   * `requestedId`, unless a quote took it longer than REQUEST_RETRY_WINDOW_MS ago: then this is
-   * the same request made again a day later, not a retry, and it makes a new quote.
-   */
-  private async retryMayTake(requestedId: string): Promise<string | null> {
-    const [created] = (await this.events.readStream(quoteStream(requestedId), { maxCount: 1 })) as unknown as QuoteCreated[];
-    return created && this.clock.now() - created.data.at >= REQUEST_RETRY_WINDOW_MS ? null : requestedId;
+  /** When the quote with this id was created; null when there is none (see idOfRequest). */
+  private async createdAt(quoteId: string): Promise<number | null> {
+    const [created] = (await this.events.readStream(quoteStream(quoteId), { maxCount: 1 })) as unknown as QuoteCreated[];
+    return created ? created.data.at : null;
   }
 }
 

@@ -28,8 +28,10 @@ describe('template decider', () => {
   });
 
   describe('given a created template', () => {
-    it('when it is created again, then the id is refused', () => {
-      expect(() => when([created], { type: 'createTemplate', templateId: TEMPLATE_ID, organizationId: ORG, template: body, at: 2000 })).toThrow(TemplateAlreadyExists);
+    it('when it is created again, then nothing more happens for its organization (a retry), and another organization is refused the id', () => {
+      // The same organization again: the retry of the keyed request that made it.
+      expect(when([created], { type: 'createTemplate', templateId: TEMPLATE_ID, organizationId: ORG, template: body, at: 2000 })).toEqual([]);
+      expect(() => when([created], { type: 'createTemplate', templateId: TEMPLATE_ID, organizationId: 'org_other', template: body, at: 2000 })).toThrow(TemplateAlreadyExists);
     });
 
     it('when it is replaced with another body, then template.v1.replaced carries it as version 2', () => {

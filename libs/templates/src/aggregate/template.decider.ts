@@ -10,6 +10,7 @@ export interface TemplateState {
   organizationId: string | null;
   template: TemplateBody | null;
   version: number;
+  createdAt: number | null;
 }
 
 /** Bodies arrive validated (validateTemplate) at the edge; the decider only guards the lifecycle. */
@@ -17,12 +18,16 @@ export type TemplateCommand =
   | { type: 'createTemplate'; templateId: string; organizationId: string; template: TemplateBody; at: number }
   | { type: 'replaceTemplate'; organizationId: string; template: TemplateBody; at: number };
 
-const initialState = (): TemplateState => ({ exists: false, templateId: null, organizationId: null, template: null, version: 0 });
+const initialState = (): TemplateState => ({ exists: false, templateId: null, organizationId: null, template: null, version: 0, createdAt: null });
 
 function decide(command: TemplateCommand, state: TemplateState): TemplateEvent[] {
   switch (command.type) {
     case 'createTemplate': {
-      if (state.exists) throw new TemplateAlreadyExists(command.templateId);
+      if (state.exists) {
+        // The same template again: a retry of the keyed request that made it (its id is the request's).
+        if (state.organizationId === command.organizationId) return [];
+        throw new TemplateAlreadyExists(command.templateId);
+      }
       return [
         {
           type: 'template.v1.created',
@@ -48,7 +53,14 @@ function decide(command: TemplateCommand, state: TemplateState): TemplateEvent[]
 function evolve(state: TemplateState, event: TemplateEvent): TemplateState {
   switch (event.type) {
     case 'template.v1.created':
-      return { exists: true, templateId: event.data.templateId, organizationId: event.data.organizationId, template: event.data.template, version: event.data.version };
+      return {
+        exists: true,
+        templateId: event.data.templateId,
+        organizationId: event.data.organizationId,
+        template: event.data.template,
+        version: event.data.version,
+        createdAt: event.data.at,
+      };
     case 'template.v1.replaced':
       return { ...state, template: event.data.template, version: event.data.version };
   }

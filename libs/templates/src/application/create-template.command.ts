@@ -4,5 +4,7 @@ export class CreateTemplate {
     readonly organizationId: string,
     /** unvalidated body; the handler validates it and fails with ValidationFailed */
     readonly body: unknown,
+    /** the id the template takes (a keyed request's, the same on its retries: see idempotentId); a new one when absent */
+    readonly templateId?: string,
   ) {}
 }

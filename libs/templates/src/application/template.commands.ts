@@ -1,7 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { AggregateRepository } from '@lib/event-sourcing';
 import { OrganizationDirectory } from '@lib/organizations';
-import { Clock, IdGenerator, ValidationFailed } from '@lib/shared';
+import { Clock, IdGenerator, idOfRequest, ValidationFailed } from '@lib/shared';
 import { validateTemplate, type TemplateBody } from '../domain';
 import { templateDecider } from '../aggregate/template.decider';
 import { templateStream } from '../aggregate/template.events';
@@ -25,10 +25,12 @@ export class CreateTemplateHandler implements ICommandHandler<CreateTemplate, st
     private readonly clock: Clock,
   ) {}
 
-  async execute({ organizationId, body }: CreateTemplate): Promise<string> {
+  async execute({ organizationId, body, templateId: requestedId }: CreateTemplate): Promise<string> {
     await this.organizations.get(organizationId);
     const template = validTemplate(body);
-    const templateId = this.ids.next('tpl');
+    // A retry whose first attempt made the template finds it (the decider makes it once).
+    const createdAt = async (id: string) => (await this.repository.load(templateDecider, templateStream(id))).state.createdAt;
+    const templateId = await idOfRequest(requestedId, createdAt, this.clock.now(), () => this.ids.next('tpl'));
     await this.repository.handle(
       templateDecider,
       templateStream(templateId),

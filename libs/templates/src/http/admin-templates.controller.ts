@@ -1,7 +1,8 @@
-import { Body, Controller, Param, Post, Put, UseGuards } from '@nestjs/common';
+import { Body, Controller, Param, Post, Put, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminGuard } from '@lib/http';
+import type { FastifyRequest } from 'fastify';
+import { AdminGuard, idempotentId } from '@lib/http';
 import { CreateTemplate } from '../application/create-template.command';
 import { ReplaceTemplate } from '../application/template.commands';
 import { TemplateDirectory, toTemplateDetail } from '../application/template-directory';
@@ -21,8 +22,8 @@ export class AdminTemplatesController {
   @ApiOperation({ summary: 'Create a template', description: 'Invalid bodies fail with 422 and every problem as `details.fields[{ path, message }]`.' })
   @ApiBody({ type: TemplateBodySchema })
   @ApiCreatedResponse({ type: TemplateDetail })
-  async create(@Param('orgId') orgId: string, @Body() body: unknown) {
-    const templateId = await this.commands.execute<CreateTemplate, string>(new CreateTemplate(orgId, body));
+  async create(@Param('orgId') orgId: string, @Body() body: unknown, @Req() request: FastifyRequest) {
+    const templateId = await this.commands.execute<CreateTemplate, string>(new CreateTemplate(orgId, body, idempotentId(request, 'tpl')));
     return toTemplateDetail(await this.templates.get(orgId, templateId));
   }
 
