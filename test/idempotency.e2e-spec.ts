@@ -275,11 +275,24 @@ describe('Idempotency-Key: authorization and retries', () => {
 
   it('shows the signing secret an organization\'s creation minted even when the read side has not applied the creation yet, as the read side then shows it', async () => {
     const lagging = lagOnceAfterWriteTo('organization-');
-    const unseen = jest.spyOn(app.get(OrganizationDirectory), 'find').mockResolvedValueOnce(null);
+    // The new organization is not found by the read side the first time it is looked up. Other
+    // work of the process (the outbox's mails of earlier tests) looks organizations up meanwhile:
+    // only the new one is hidden.
+    const directory = app.get(OrganizationDirectory);
+    const find = directory.find.bind(directory);
+    let hidden: string | null = null;
+    const unseen = jest.spyOn(directory, 'find').mockImplementation(async (id: string) => {
+      const found = await find(id);
+      if (hidden === null && (found === null || found.slug === 'live-while-lagging')) {
+        hidden = id;
+        return null;
+      }
+      return found;
+    });
     let created;
     try {
       created = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name: 'Live BV', slug: 'live-while-lagging', locale: 'nl', settings: { externalPricingEnabled: true } } });
-      expect([lagging.lagged(), unseen.mock.calls.length]).toEqual([true, 1]);
+      expect([lagging.lagged(), hidden]).toEqual([true, created.body.id]);
     } finally {
       lagging.mockRestore();
       unseen.mockRestore();
