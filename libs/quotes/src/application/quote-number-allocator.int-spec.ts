@@ -113,10 +113,12 @@ describe('QuoteNumberAllocator (embedded event store)', () => {
   });
 
   describe('given a retry of a keyed request, whose draft has the id of the first attempt (idempotentId)', () => {
+    const KEYED = { requested: true };
+
     it('when the first attempt made the quote, then the retry answers with that quote and its number, and takes none', async () => {
       const first = draft();
-      const made = await allocator().create(first, 'a');
-      const retried = await allocator().create({ ...first, at: first.at + 5_000 }, 'a');
+      const made = await allocator().create(first, 'a', KEYED);
+      const retried = await allocator().create({ ...first, at: first.at + 5_000 }, 'a', KEYED);
       expect(retried).toEqual(made);
       expect((await allocator().create(draft(), 'a')).quoteNumber).toBe('Q-2026-000002');
       expect(await events.readStream(quoteNumberStream('org_1', 2026))).toHaveLength(2);
@@ -125,7 +127,7 @@ describe('QuoteNumberAllocator (embedded event store)', () => {
     it('when the first attempt stopped after taking a number, then the retry completes that quote with that number, and takes none', async () => {
       const first = draft();
       await reserveWithoutQuote(first, 1);
-      expect(await allocator().create({ ...first, at: first.at + 5_000 }, 'a')).toEqual({ quoteId: first.quoteId, quoteNumber: 'Q-2026-000001' });
+      expect(await allocator().create({ ...first, at: first.at + 5_000 }, 'a', KEYED)).toEqual({ quoteId: first.quoteId, quoteNumber: 'Q-2026-000001' });
       expect(await numberOf(first.quoteId)).toBe('Q-2026-000001');
       expect(await events.readStream(quoteNumberStream('org_1', 2026))).toHaveLength(1);
       expect((await allocator().create(draft(), 'a')).quoteNumber).toBe('Q-2026-000002');
@@ -133,8 +135,8 @@ describe('QuoteNumberAllocator (embedded event store)', () => {
 
     it("when the id is another organization's quote, then it is refused and no number is taken", async () => {
       const first = draft('org_1');
-      await allocator().create(first, 'a');
-      await expect(allocator().create({ ...draft('org_2'), quoteId: first.quoteId }, 'a')).rejects.toMatchObject({ code: 'conflict' });
+      await allocator().create(first, 'a', KEYED);
+      await expect(allocator().create({ ...draft('org_2'), quoteId: first.quoteId }, 'a', KEYED)).rejects.toMatchObject({ code: 'conflict' });
       expect(await events.readStream(quoteNumberStream('org_2', 2026))).toHaveLength(0);
     });
   });

@@ -57,15 +57,19 @@ export class QuoteNumberAllocator implements OnApplicationBootstrap, OnApplicati
     await this.startupRecovery;
   }
 
-  /** Numbers and creates a quote; returns once the quote is readable and its submission is marked quoted. */
-  async create(draft: QuoteDraft, actor: string): Promise<AllocatedQuote> {
+  /**
+   * Numbers and creates a quote; returns once the quote is readable and its submission is marked
+   * quoted. `requested`: the draft's id is a keyed request's (idempotentId), which an earlier
+   * attempt of the request may have taken; a new id never is, and is not looked up.
+   */
+  async create(draft: QuoteDraft, actor: string, options: { requested?: boolean } = {}): Promise<AllocatedQuote> {
     const year = new Date(draft.at).getUTCFullYear();
     const counter = quoteNumberStream(draft.organizationId, year);
     // A draft the quote would refuse must fail here, before its number is reserved: a stored
     // reservation is completed into its quote by every later allocation of the counter.
     quoteDecider.decide({ type: 'createQuote', quoteNumber: quoteNumberOf(year, 1), ...draft }, quoteDecider.initialState());
     const { reservation, position } = await this.counters.run(counter, async () => {
-      const taken = await this.reserve(counter, year, draft, actor);
+      const taken = await this.reserve(counter, year, draft, actor, options.requested ?? false);
       return { reservation: taken, position: (await this.createQuote(taken, actor)).position };
     });
     await this.readYourWrites.waitFor(position).catch((error: unknown) => {
@@ -91,14 +95,14 @@ export class QuoteNumberAllocator implements OnApplicationBootstrap, OnApplicati
     }
   }
 
-  private async reserve(counter: string, year: number, draft: QuoteDraft, actor: string): Promise<Reservation> {
+  private async reserve(counter: string, year: number, draft: QuoteDraft, actor: string, requested: boolean): Promise<Reservation> {
     for (let attempt = 1; ; attempt++) {
       const last = await this.readLast(counter);
       // Only the newest reservation can be incomplete: each one is appended after its predecessor was completed.
       if (last) await this.completeIfMissing(last);
       // A retry of a keyed request whose first attempt numbered this quote (its id is the same,
       // see idempotentId) and lost its answer: that quote it is, with its number. No second one.
-      const made = await this.createdBefore(draft);
+      const made = requested ? await this.createdBefore(draft) : null;
       if (made) return made;
       const sequence = last ? (last.data as Reservation).sequence + 1 : 1;
       const reserved: QuoteNumberReserved = {

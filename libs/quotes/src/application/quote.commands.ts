@@ -78,7 +78,7 @@ export class CreateQuoteHandler implements ICommandHandler<CreateQuote, string> 
       pricingSource,
       at: this.clock.now(),
     };
-    const { quoteId } = await this.allocator.create(draft, actor);
+    const { quoteId } = await this.allocator.create(draft, actor, { requested: draft.quoteId === requestedId });
     return quoteId;
   }
 
