@@ -39,13 +39,13 @@ export class OutboxModule implements OnApplicationBootstrap, OnApplicationShutdo
       pending: await this.reads.count(DELIVERIES, { status: 'pending' }),
       processing: await this.reads.count(DELIVERIES, { status: 'processing' }),
     }));
-    this.metrics.readJobDepthFrom(async () => {
-      const depth = [];
-      for (const [kind, collection] of [['mail', QUOTE_MAILS], ['pdf', QUOTE_PDFS]]) {
-        for (const status of ['pending', 'working', 'failed']) depth.push({ kind, status, count: await this.reads.count(collection, { status }) });
-      }
-      return depth;
-    });
+    this.metrics.readJobDepthFrom(() =>
+      Promise.all(
+        [['mail', QUOTE_MAILS], ['pdf', QUOTE_PDFS]].flatMap(([kind, collection]) =>
+          ['pending', 'working', 'failed'].map(async (status) => ({ kind, status, count: await this.reads.count(collection, { status }) })),
+        ),
+      ),
+    );
     // The relay and the reactors need the bus: it must answer now, and the relay's last publish must have succeeded.
     this.readiness.register('messageBus', async () => {
       if (this.busFailure) return `publishing to the bus failed: ${this.busFailure}`;
