@@ -11,7 +11,7 @@ import { QUOTE_NUMBER_STREAM } from '@lib/quotes';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
 import { QuoteFixtures, type Org } from './quotes-fixtures';
-import { ADMIN_TOKEN, TestApp } from './support/test-app';
+import { ADMIN_TOKEN, TestApp, type TestResponse } from './support/test-app';
 
 /**
  * Idempotency-Key next to authorization and retryable failures (decisions §2, §3): a key that may
@@ -110,40 +110,36 @@ describe('Idempotency-Key: authorization and retries', () => {
   it('a retry whose first answer was lost (a crash before it was stored) finds the quote, the lead, the template and the send the first attempt made: no second quote, number, lead, template or e-mail', async () => {
     const submissionId = await f.submission(org);
     const store = app.get(IdempotencyStore);
-    // The write is made, its answer never stored under the key: what a crash in between leaves.
-    const lost = jest.spyOn(store, 'put').mockRejectedValueOnce(new Error('the process died'));
-    const first = await createQuote(org.apiKey, submissionId, 'lost-answer');
-    expect(first.status).toBe(201);
-    lost.mockRestore();
-    const retried = await createQuote(org.apiKey, submissionId, 'lost-answer');
-    expect([retried.status, retried.body]).toEqual([201, first.body]);
+    /**
+     * Sends the request twice: the first time the write is made and its answer never stored under
+     * the key (what a crash in between leaves), the second as the client's retry. The retry
+     * answers as the first attempt did; returns that answer.
+     */
+    const lostThenRetried = async (send: () => Promise<TestResponse>, status: number) => {
+      jest.spyOn(store, 'put').mockRejectedValueOnce(new Error('the process died'));
+      const first = await send();
+      expect(first.status).toBe(status);
+      const retried = await send();
+      expect([retried.status, retried.body]).toEqual([status, first.body]);
+      return first;
+    };
+
+    const first = await lostThenRetried(() => createQuote(org.apiKey, submissionId, 'lost-answer'), 201);
     const quotes = await app.request('GET', `/api/v1/quotes?submissionId=${submissionId}`, { token: org.apiKey });
     expect(quotes.body.data.map((quote: { id: string }) => quote.id)).toEqual([first.body.quoteId]);
     const next = await createQuote(org.apiKey, submissionId, 'another-key');
     expect((await f.quote(org, next.body.quoteId)).quoteNumber).toBe(nextNumber((await f.quote(org, first.body.quoteId)).quoteNumber));
 
-    const lead = () => app.request('POST', `/storefront/v1/${org.slug}/leads`, { body: { name: 'Ada', email: 'ada@example.com', message: 'A quote for 3 windows?' }, headers: { 'idempotency-key': 'lost-lead' } });
-    jest.spyOn(store, 'put').mockRejectedValueOnce(new Error('the process died'));
-    const firstLead = await lead();
-    expect(firstLead.status).toBe(201);
-    expect((await lead()).body).toEqual(firstLead.body);
+    await lostThenRetried(() => app.request('POST', `/storefront/v1/${org.slug}/leads`, { body: { name: 'Ada', email: 'ada@example.com', message: 'A quote for 3 windows?' }, headers: { 'idempotency-key': 'lost-lead' } }), 201);
     const leads = await app.request('GET', '/api/v1/leads', { token: org.apiKey });
     expect(leads.body.data.filter((each: { message: string }) => each.message === 'A quote for 3 windows?')).toHaveLength(1);
 
-    const template = () => app.request('POST', `/admin/v1/organizations/${org.organizationId}/templates`, { token: ADMIN_TOKEN, body: { ...exampleTemplateBody(), name: 'Lost answer window' }, headers: { 'idempotency-key': 'lost-template' } });
-    jest.spyOn(store, 'put').mockRejectedValueOnce(new Error('the process died'));
-    const firstTemplate = await template();
-    expect(firstTemplate.status).toBe(201);
-    expect((await template()).body).toEqual(firstTemplate.body);
+    const template = { ...exampleTemplateBody(), name: 'Lost answer window' };
+    await lostThenRetried(() => app.request('POST', `/admin/v1/organizations/${org.organizationId}/templates`, { token: ADMIN_TOKEN, body: template, headers: { 'idempotency-key': 'lost-template' } }), 201);
     const templates = await app.request('GET', '/api/v1/templates?limit=100', { token: org.apiKey });
     expect(templates.body.data.filter((each: { name: string }) => each.name === 'Lost answer window')).toHaveLength(1);
 
-    const send = () => app.request('POST', `/api/v1/quotes/${first.body.quoteId}/send`, { token: org.apiKey, body: { recipients: ['ada@example.com'] }, headers: { 'idempotency-key': 'lost-send' } });
-    jest.spyOn(store, 'put').mockRejectedValueOnce(new Error('the process died'));
-    const sent = await send();
-    expect(sent.status).toBe(200);
-    const resent = await send();
-    expect([resent.status, resent.body]).toEqual([200, sent.body]);
+    await lostThenRetried(() => app.request('POST', `/api/v1/quotes/${first.body.quoteId}/send`, { token: org.apiKey, body: { recipients: ['ada@example.com'] }, headers: { 'idempotency-key': 'lost-send' } }), 200);
     // One send: one e-mail, and the quote's history has one sent version.
     expect(await f.awaitMails(first.body.quoteId)).toHaveLength(1);
     const history = await app.request('GET', `/api/v1/quotes/${first.body.quoteId}/versions`, { token: org.apiKey });
