@@ -107,7 +107,7 @@ describe('Idempotency-Key: authorization and retries', () => {
     expect(quotes.body.data.map((quote: { id: string }) => quote.id)).toEqual([created.body.quoteId]);
   });
 
-  it('a retry whose first answer was lost (a crash before it was stored) finds the quote, the lead, the template and the send the first attempt made: no second quote, number, lead, template or e-mail', async () => {
+  it('a retry whose first answer was lost (a crash before it was stored) finds the quote, the lead, the template, the send and the acceptance the first attempt made: no second quote, number, lead, template or e-mail, and no 409', async () => {
     const submissionId = await f.submission(org);
     const store = app.get(IdempotencyStore);
     /**
@@ -144,6 +144,16 @@ describe('Idempotency-Key: authorization and retries', () => {
     expect(await f.awaitMails(first.body.quoteId)).toHaveLength(1);
     const history = await app.request('GET', `/api/v1/quotes/${first.body.quoteId}/versions`, { token: org.apiKey });
     expect(history.body.data.filter((entry: { snapshot: { status: string } }) => entry.snapshot.status === 'sent')).toHaveLength(1);
+
+    // The customer's acceptance: the retry is answered as the first attempt was, not 409 quote_not_actionable.
+    const token = await f.customerToken(first.body.quoteId);
+    const accepted = await lostThenRetried(() => app.request('POST', `/storefront/v1/quotes/${token}/accept`, { body: { name: 'Ada', version: 1 }, headers: { 'idempotency-key': 'lost-accept' } }), 200);
+    expect(accepted.body).toMatchObject({ status: 'accepted', version: 1 });
+    const answered = await app.request('GET', `/api/v1/quotes/${first.body.quoteId}/versions`, { token: org.apiKey });
+    expect(answered.body.data.filter((entry: { snapshot: { status: string } }) => entry.snapshot.status === 'accepted')).toHaveLength(1);
+    // Another answer, with another key, is refused as before.
+    const other = await app.request('POST', `/storefront/v1/quotes/${token}/accept`, { body: { name: 'Ada', version: 1 }, headers: { 'idempotency-key': 'another-accept' } });
+    expect([other.status, other.body.error.code]).toEqual([409, 'quote_not_actionable']);
   });
 
   it('does not keep a 409 conflict ("retry the request"): the retry with the same key runs again and succeeds', async () => {

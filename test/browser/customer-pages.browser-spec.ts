@@ -712,6 +712,31 @@ describe('the customer pages in a browser', () => {
     expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^503 POST .+\/reject$/), expect.stringMatching(/^503 POST .+\/reject$/)]);
   });
 
+  it('confirms an acceptance whose answer was lost: the retry under the same Idempotency-Key is told the quote is accepted, not that it can no longer be answered', async () => {
+    const { quoteId, mail } = await sentQuote();
+    await page.goto(mail.quoteUrl);
+    await page.getByLabel('Your name (optional)').fill('Ada Lovelace');
+    const keys: string[] = [];
+    await page.route('**/storefront/v1/quotes/*/accept', async (route) => {
+      keys.push(route.request().headers()['idempotency-key'] ?? '');
+      if (keys.length > 1) return route.continue();
+      await route.fetch(); // the quote is accepted; the answer never reaches the page
+      return route.abort('connectionreset');
+    });
+    await page.getByLabel('I accept this quote with its prices and terms.').check();
+    const accept = page.getByRole('button', { name: 'Accept quote' });
+    await accept.click();
+    await page.getByRole('alert').filter({ hasText: 'That did not work. Please try again.' }).waitFor();
+    await accept.click();
+    await page.getByText(/^You accepted this quote on /).waitFor();
+    await expect(page.getByText('This quote can no longer be accepted or declined.').count()).resolves.toBe(0);
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);
+    expect(keys[1]).toBe(keys[0]);
+    const events = await app.get(EventStore).readStream(quoteStream(quoteId));
+    expect(events.filter((e) => e.type === 'quote.v1.accepted')).toHaveLength(1);
+  });
+
   it('says an answer did not work when the quote changed meanwhile and cannot be loaded again, and leaves the page as it was to try again', async () => {
     const { quoteId, mail } = await sentQuote();
     await page.goto(mail.quoteUrl);

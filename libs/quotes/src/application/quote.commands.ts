@@ -236,6 +236,8 @@ export class AcceptQuote {
     readonly token: string,
     readonly name: string | null,
     readonly version?: number,
+    /** the keyed request's id (idempotentId): its retry after a lost answer answers as the first did */
+    readonly request?: string,
   ) {}
 }
 
@@ -245,6 +247,8 @@ export class RejectQuote {
     readonly name: string | null,
     readonly reason: string | null,
     readonly version?: number,
+    /** as on AcceptQuote */
+    readonly request?: string,
   ) {}
 }
 
@@ -274,9 +278,9 @@ export class ViewQuoteHandler extends CustomerActionHandler implements ICommandH
 
 @CommandHandler(RejectQuote)
 export class RejectQuoteHandler extends CustomerActionHandler implements ICommandHandler<RejectQuote, void> {
-  async execute({ token, name, reason, version }: RejectQuote): Promise<void> {
+  async execute({ token, name, reason, version, request }: RejectQuote): Promise<void> {
     const { quoteId, tokenHash } = await this.resolve(token);
-    await this.writer.execute(quoteId, { type: 'rejectQuote', tokenHash, name, reason, version, at: this.clock.now() }, `customer:${quoteId}`);
+    await this.writer.execute(quoteId, { type: 'rejectQuote', tokenHash, name, reason, version, request, at: this.clock.now() }, `customer:${quoteId}`);
   }
 }
 
@@ -288,11 +292,12 @@ export class AcceptQuoteHandler extends CustomerActionHandler implements IComman
     super(queries, writer, clock);
   }
 
-  async execute({ token, name, version }: AcceptQuote): Promise<void> {
+  async execute({ token, name, version, request }: AcceptQuote): Promise<void> {
     const { quoteId, tokenHash } = await this.resolve(token);
     const actor = `customer:${quoteId}`;
-    const { quote } = await this.writer.execute(quoteId, { type: 'acceptQuote', tokenHash, name, version, at: this.clock.now() }, actor);
-    // decisions §7: an accepted quote closes its submission. The acceptance stands either way.
+    const { quote } = await this.writer.execute(quoteId, { type: 'acceptQuote', tokenHash, name, version, request, at: this.clock.now() }, actor);
+    // decisions §7: an accepted quote closes its submission. The acceptance stands either way (and
+    // the retry of a keyed acceptance closes it again, in case the first attempt stopped before).
     try {
       await this.commands.execute(new CloseSubmissionOnAcceptance(quote.organizationId, quote.submissionId, quoteId, actor));
     } catch (error) {

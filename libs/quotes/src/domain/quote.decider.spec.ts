@@ -449,6 +449,25 @@ describe('quote decider', () => {
       given(created, ...history).when({ type: 'rejectQuote', tokenHash: LINK.tokenHash, name: null, reason: null, at: AT }).thenThrows(QuoteNotActionable);
     });
 
+    it('given an answer of a keyed request, when that request is retried, then it answers as the first did; any other answer is quote_not_actionable', () => {
+      const accept = (request: string | undefined, at = AT): QuoteCommand => ({ type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', version: 1, at, request });
+      const reject = (request: string | undefined): QuoteCommand => ({ type: 'rejectQuote', tokenHash: LINK.tokenHash, name: null, reason: null, at: AT, request });
+      const [keyed] = given(created, sent).when(accept('answer_1')).result();
+      expect(keyed).toMatchObject({ type: 'quote.v1.accepted', data: { request: 'answer_1' } });
+      given(created, sent, keyed).when(accept('answer_1', AT + HOUR)).then();
+      given(created, sent, keyed).when(accept('answer_2')).thenThrows(QuoteNotActionable);
+      given(created, sent, keyed).when(accept(undefined)).thenThrows(QuoteNotActionable);
+      // A rejection under the key of the acceptance cannot happen (the key's scope is the route), and would not pass.
+      given(created, sent, keyed).when(reject('answer_2')).thenThrows(QuoteNotActionable);
+      // The same request a day after the answer is a new one: refused like any other.
+      given(created, sent, keyed).when(accept('answer_1', AT + REQUEST_RETRY_WINDOW_MS)).thenThrows(QuoteNotActionable);
+      // A rejection works the same way; an answer without a key records none.
+      const [rejectedKeyed] = given(created, sent).when(reject('answer_3')).result();
+      given(created, sent, rejectedKeyed).when(reject('answer_3')).then();
+      const [plain] = given(created, sent).when(accept(undefined)).result();
+      expect(plain.data).not.toHaveProperty('request');
+    });
+
     it('given a quote being revised (draft again), then the customer cannot accept the old version', () => {
       const revised = given(created, sent).when(change({ terms: { notes: 'v2' }, revise: true })).result();
       given(created, sent, ...revised).when({ type: 'acceptQuote', tokenHash: LINK.tokenHash, name: null, at: AT }).thenThrows(QuoteNotActionable);

@@ -41,6 +41,8 @@ export interface Quote {
   expiringSoonNoticedFor: number | null;
   /** the keyed request of the last send, if it had a key (its retry sends nothing more) */
   lastSendRequest?: string;
+  /** the customer's keyed request that accepted or rejected the quote, and when (its retry answers as the first did) */
+  answer?: { request: string; at: number };
 }
 
 export type QuoteState = Quote | null;
@@ -80,8 +82,8 @@ export type QuoteCommand =
     }
   | { type: 'viewQuote'; tokenHash: string; at: number }
   // `version`: the version the customer saw and answers; without it, the current one (the documented body).
-  | { type: 'acceptQuote'; tokenHash: string; name: string | null; version?: number; at: number }
-  | { type: 'rejectQuote'; tokenHash: string; name: string | null; reason: string | null; version?: number; at: number }
+  | { type: 'acceptQuote'; tokenHash: string; name: string | null; version?: number; at: number; request?: string }
+  | { type: 'rejectQuote'; tokenHash: string; name: string | null; reason: string | null; version?: number; at: number; request?: string }
   | { type: 'noticeExpiringSoon'; at: number }
   | { type: 'expireQuote'; at: number };
 
@@ -307,14 +309,18 @@ function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
     case 'acceptQuote':
     case 'rejectQuote': {
       const quote = linked(state, command.tokenHash);
+      // The retry of the keyed request that answered the quote (its answer lost in a crash): that
+      // answer it is (the request names the action, so an accept's retry never meets a rejection).
+      if (command.request !== undefined && quote.answer?.request === command.request && command.at - quote.answer.at < REQUEST_RETRY_WINDOW_MS) return [];
       if (!isOpen(quote)) throw new QuoteNotActionable(quote.status);
       if (command.at >= quote.validUntil) throw new QuoteNotActionable(quote.status, true);
       // The customer answers what they saw: a page still showing v1 must not accept v2.
       if (command.version !== undefined && command.version !== quote.version) throw new QuoteVersionNotCurrent(quote.status, quote.version, command.version);
       const base = { organizationId: quote.organizationId, quoteId: quote.quoteId, at: changedAt(quote, command.at) };
+      const request = command.request !== undefined ? { request: command.request } : {};
       return command.type === 'acceptQuote'
-        ? [{ type: 'quote.v1.accepted', data: { ...base, ...subject(quote, 'accepted'), name: command.name } }]
-        : [{ type: 'quote.v1.rejected', data: { ...base, ...subject(quote, 'rejected'), name: command.name, reason: command.reason } }];
+        ? [{ type: 'quote.v1.accepted', data: { ...base, ...subject(quote, 'accepted'), name: command.name, ...request } }]
+        : [{ type: 'quote.v1.rejected', data: { ...base, ...subject(quote, 'rejected'), name: command.name, reason: command.reason, ...request } }];
     }
 
     case 'noticeExpiringSoon': {
@@ -399,9 +405,12 @@ function evolve(state: QuoteState, event: QuoteEvent): QuoteState {
     case 'quote.v1.viewed':
       return { ...next, status: 'viewed' };
     case 'quote.v1.accepted':
-      return { ...next, status: 'accepted' };
     case 'quote.v1.rejected':
-      return { ...next, status: 'rejected' };
+      return {
+        ...next,
+        status: event.type === 'quote.v1.accepted' ? 'accepted' : 'rejected',
+        ...(event.data.request !== undefined && { answer: { request: event.data.request, at: event.data.at } }),
+      };
     case 'quote.v1.expiringSoonNoticed':
       return { ...next, expiringSoonNoticedFor: event.data.validUntil };
     case 'quote.v1.expired':

@@ -165,9 +165,12 @@ export type QuoteSent = {
 
 export type QuoteViewed = { type: 'quote.v1.viewed'; data: Base & QuoteEventSubject };
 
-export type QuoteAccepted = { type: 'quote.v1.accepted'; data: Base & QuoteEventSubject & { name: string | null } };
+/** The customer's keyed request that answered (idempotentId): its retry answers as the first did; absent without a key. */
+type AnswerRequest = { request?: string };
 
-export type QuoteRejected = { type: 'quote.v1.rejected'; data: Base & QuoteEventSubject & { name: string | null; reason: string | null } };
+export type QuoteAccepted = { type: 'quote.v1.accepted'; data: Base & QuoteEventSubject & { name: string | null } & AnswerRequest };
+
+export type QuoteRejected = { type: 'quote.v1.rejected'; data: Base & QuoteEventSubject & { name: string | null; reason: string | null } & AnswerRequest };
 
 export type QuoteExpiringSoonNoticed = { type: 'quote.v1.expiringSoonNoticed'; data: Base & QuoteEventSubject & { validUntil: number } };
 

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiErrors } from '@lib/http';
+import { ApiErrors, idempotentId } from '@lib/http';
 import { OrganizationDirectory } from '@lib/organizations';
 import { QuotePdfs } from '../documents/quote-pdfs';
 import { sendPdf } from './quote-files.controller';
@@ -48,8 +48,8 @@ export class StorefrontQuotesController {
   })
   @ApiOkResponse({ type: CustomerQuoteView })
   @ApiErrors('quote_not_actionable')
-  async accept(@Param('quoteToken') token: string, @Body() body: CustomerResponseDto): Promise<CustomerQuote> {
-    await this.commands.execute(new AcceptQuote(token, body.name ?? null, body.version));
+  async accept(@Param('quoteToken') token: string, @Body() body: CustomerResponseDto, @Req() request: FastifyRequest): Promise<CustomerQuote> {
+    await this.commands.execute(new AcceptQuote(token, body.name ?? null, body.version, idempotentId(request, 'answer')));
     return this.render(token);
   }
 
@@ -61,8 +61,8 @@ export class StorefrontQuotesController {
   })
   @ApiOkResponse({ type: CustomerQuoteView })
   @ApiErrors('quote_not_actionable')
-  async reject(@Param('quoteToken') token: string, @Body() body: CustomerResponseDto): Promise<CustomerQuote> {
-    await this.commands.execute(new RejectQuote(token, body.name ?? null, body.reason ?? null, body.version));
+  async reject(@Param('quoteToken') token: string, @Body() body: CustomerResponseDto, @Req() request: FastifyRequest): Promise<CustomerQuote> {
+    await this.commands.execute(new RejectQuote(token, body.name ?? null, body.reason ?? null, body.version, idempotentId(request, 'answer')));
     return this.render(token);
   }
 
