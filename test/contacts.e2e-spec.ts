@@ -186,6 +186,11 @@ describe('contacts API', () => {
       }
     });
 
+    it('names only the kind a value of the wrong kind must be', async () => {
+      const res = await post({ email: 42 });
+      expect(res.body.error.details.fields).toEqual([{ path: 'email', message: 'email must be a string' }]);
+    });
+
     it('answers a body that is not JSON with 415 unsupported_media_type', async () => {
       const res = await app.request('POST', '/api/v1/contacts', { token: org.apiKey, payload: 'email=form@example.com', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
       expect(res.status).toBe(415);
@@ -388,6 +393,8 @@ describe('contacts API', () => {
       [`cursor=${Buffer.from('{"l":"leads","a":[1,"x"]}').toString('base64url')}`, 'cursor'],
       [`cursor=${Buffer.from('{"l":"contacts","a":["x"]}').toString('base64url')}`, 'cursor'],
       ['status=new', 'status'],
+      ['email=', 'email'],
+      ['email=%20%20', 'email'],
     ])('answers %s with 422 validation_error', async (query, path) => {
       const res = await get(`/api/v1/contacts?${query}`, lister.apiKey);
       expect(res.status).toBe(422);

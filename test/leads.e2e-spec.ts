@@ -88,6 +88,7 @@ describe('leads', () => {
       ['a message that is only markup', enquiry({ message: '<div><br/></div>' }), ['message']],
       ['a name over 200 characters', enquiry({ name: 'n'.repeat(201) }), ['name']],
       ['a phone that is not a string', enquiry({ phone: 612 }), ['phone']],
+      ['an e-mail that is not a string', enquiry({ email: 612 }), ['email']],
       ['an unknown field', enquiry({ status: 'closed' }), ['status']],
     ])('answers %s with 422 validation_error naming the fields, and stores nothing', async (_label, body, paths) => {
       const probe = await app.createOrganization();
@@ -95,6 +96,8 @@ describe('leads', () => {
       expect(res.status).toBe(422);
       expect(res.body.error.code).toBe('validation_error');
       expect(fieldPaths(res)).toEqual(expect.arrayContaining(paths));
+      // A value of the wrong kind is told only the kind it must be.
+      if (typeof (body as { email?: unknown }).email === 'number') expect(res.body.error.details.fields).toEqual([{ path: 'email', message: 'email must be a string' }]);
       expect((await get('/api/v1/leads', probe.apiKey)).body.data).toEqual([]);
     });
   });

@@ -542,6 +542,7 @@ describe('quotes API', () => {
       ['an empty list', { recipients: [] }, 'recipients'],
       ['21 recipients', { recipients: Array.from({ length: 21 }, (_, i) => `r${i}@example.com`) }, 'recipients'],
       ['an invalid address', { recipients: ['ada@example.com', 'not-an-email'] }, 'recipients'],
+      ['an address that is not a string', { recipients: ['ada@example.com', 7] }, 'recipients'],
       ['a locale that is no language tag', { recipients: ['ada@example.com'], locale: 'de DE' }, 'locale'],
       ['a locale over 35 characters', { recipients: ['ada@example.com'], locale: `de-${'abcdefgh-'.repeat(4)}x` }, 'locale'],
     ])('refuses %s with 422 and sends nothing', async (_, body, path) => {

@@ -13,7 +13,7 @@ const EXTERNAL_REF_DOC = nullableText(MAX.externalRef, 'Link to an external syst
 
 export class UpsertContactDto {
   @ApiProperty({ format: 'email', maxLength: MAX.email, description: 'Upsert key, compared case-insensitively; stored lower-cased.' })
-  @Trimmed() @IsDefined({ message: 'email is required' }) @IsEmail({}, { message: 'email must be a valid e-mail address' }) @MaxLength(MAX.email)
+  @Trimmed() @IsDefined({ message: 'email is required' }) @IsString() @IsEmail({}, { message: 'email must be a valid e-mail address' }) @MaxLength(MAX.email)
   email: string;
 
   @ApiPropertyOptional({ maxLength: MAX.name, description: 'HTML is stripped. Cannot be null.' })
@@ -69,7 +69,7 @@ export class ChangeContactDto {
 
 export class ListContactsQuery extends PageQuery {
   @ApiPropertyOptional({ description: 'Exact match, case-insensitive.', maxLength: MAX.email })
-  @IsOptional() @IsString() @MaxLength(MAX.email)
+  @IsOptional() @Trimmed() @IsString() @IsNotEmpty() @MaxLength(MAX.email)
   email?: string;
 }
 

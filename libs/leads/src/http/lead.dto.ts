@@ -11,7 +11,7 @@ export class SubmitLeadDto {
   name: string;
 
   @ApiProperty({ format: 'email', maxLength: LEAD_LIMITS.email })
-  @Trimmed() @IsDefined({ message: 'email is required' }) @IsEmail({}, { message: 'email must be a valid e-mail address' }) @MaxLength(LEAD_LIMITS.email)
+  @Trimmed() @IsDefined({ message: 'email is required' }) @IsString() @IsEmail({}, { message: 'email must be a valid e-mail address' }) @MaxLength(LEAD_LIMITS.email)
   email: string;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: LEAD_LIMITS.phone, description: 'HTML is stripped.' })

@@ -175,7 +175,7 @@ export class ReplaceLineItemsDto {
 
 export class SendQuoteDto {
   @ApiProperty({ type: [String], format: 'email', minItems: 1, maxItems: MAX_RECIPIENTS, example: ['customer@example.com'] })
-  @TrimmedEach() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_RECIPIENTS) @IsEmail({}, { each: true, message: 'each recipient must be a valid e-mail address' }) @MaxLength(254, { each: true })
+  @TrimmedEach() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_RECIPIENTS) @IsString({ each: true }) @IsEmail({}, { each: true, message: 'each recipient must be a valid e-mail address' }) @MaxLength(254, { each: true })
   recipients: string[];
 
   @ApiPropertyOptional({

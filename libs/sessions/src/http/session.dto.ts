@@ -31,7 +31,7 @@ export class CustomerDto {
   name: string;
 
   @ApiProperty({ format: 'email', maxLength: CUSTOMER_LIMITS.email })
-  @Trimmed() @IsDefined() @IsEmail({}, { message: 'email must be a valid e-mail address' }) @MaxLength(CUSTOMER_LIMITS.email)
+  @Trimmed() @IsDefined() @IsString() @IsEmail({}, { message: 'email must be a valid e-mail address' }) @MaxLength(CUSTOMER_LIMITS.email)
   email: string;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: CUSTOMER_LIMITS.phone })
