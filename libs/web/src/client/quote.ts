@@ -177,16 +177,16 @@ function responses(version: number, typed: Typed): HTMLElement {
 }
 
 /**
- * Sends the answer. A failure leaves the page as it is, typed text included, and says so; only a
- * 409 (the quote changed meanwhile) shows the quote as it is now, with the name and reason typed
- * carried over (not the confirmation: that was for the version answered).
- */
-/**
  * The `Idempotency-Key` of the answer: the same for every attempt of the same answer, so a retry
  * after an answer that was lost is told the quote is answered, not refused as already answered.
  */
 let answerKey: { basis: string; key: string } | null = null;
 
+/**
+ * Sends the answer. A failure leaves the page as it is, typed text included, and says so; only a
+ * 409 (the quote changed meanwhile) shows the quote as it is now, with the name and reason typed
+ * carried over (not the confirmation: that was for the version answered).
+ */
 async function respond(action: 'accept' | 'reject', body: { name: string | null; reason?: string | null; version: number }): Promise<void> {
   const basis = JSON.stringify([action, body]);
   if (answerKey?.basis !== basis) answerKey = { basis, key: idempotencyKey() };
