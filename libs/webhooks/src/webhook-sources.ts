@@ -43,6 +43,19 @@ export interface PayloadFinalizer {
   redact?(payload: Record<string, unknown>): Record<string, unknown>;
 }
 
+/**
+ * Thrown by a finalizer when the service itself cannot make the attempt yet (its read side has
+ * not caught up with what the payload needs): nothing is sent, the attempt is made again shortly,
+ * and it does not count against the delivery's budget of attempts. The record stays `pending` for
+ * as long as that lasts; a receiver's failure is the only thing that uses up the budget.
+ */
+export class NotReadyToSend extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotReadyToSend';
+  }
+}
+
 /** What a finalizer sees of a delivery, on every attempt. */
 export interface FinalizableDelivery {
   /** the delivery record id (X-Service-Delivery): stable across retries and redeliveries */

@@ -4,7 +4,7 @@ import { OrganizationDirectory } from '@lib/organizations';
 import { ReadStore } from '@lib/read-store';
 import { IssuePricingToken } from '@lib/sessions';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
-import type { FinalizableDelivery, PayloadFinalizer } from '@lib/webhooks';
+import { NotReadyToSend, type FinalizableDelivery, type PayloadFinalizer } from '@lib/webhooks';
 import { CapabilityTokens, hashCapabilityToken } from '../domain/capability-token';
 import { callbackUrl, PRICING_CALCULATED, type PricingCallback, type PricingEventData } from '../domain/pricing-event';
 import { PRICING_GRANTS } from '../projections/pricing-grants.projection';
@@ -69,7 +69,9 @@ export class PricingCallbackFinalizer implements PayloadFinalizer {
   private async untilCheckable(tokenHash: string): Promise<void> {
     const deadline = Date.now() + GRANT_VISIBLE_TIMEOUT_MS;
     while (!(await this.reads.get(PRICING_GRANTS, tokenHash))) {
-      if (Date.now() > deadline) throw new Error('the capability token is not visible to the read side yet; the attempt is retried');
+      // Nothing is sent, and the delivery's budget of attempts is kept for the partner's own failures (found by a review: a
+      // projector stopped for 20 s made pricing events fail, marked `internal_error`, without a request ever made).
+      if (Date.now() > deadline) throw new NotReadyToSend('the capability token is not visible to the read side yet');
       await new Promise((resolve) => setTimeout(resolve, GRANT_POLL_MS));
     }
   }

@@ -6,6 +6,7 @@ import { SqliteReadStore } from '@lib/read-store';
 import { ManualClock, loadConfig, SystemClock, type Clock } from '@lib/shared';
 import type { DeliveryRecord } from '../domain/delivery';
 import { PayloadFinalizerRegistry } from '../registries';
+import { NotReadyToSend } from '../webhook-sources';
 import { WebhookSender, type SendResult, type WebhookRequest } from '../transport/webhook-sender';
 import { DeliverySignal } from './delivery-signal';
 import { DeliveryStore } from './delivery-store';
@@ -118,12 +119,13 @@ describe('WebhookDispatcher with the embedded stores', () => {
   let store: DeliveryStore;
   let sender: FakeSender;
   let signal: DeliverySignal;
+  let finalizers: PayloadFinalizerRegistry;
   let dispatcher: WebhookDispatcher;
 
   /** A dispatcher with `concurrency` attempts per lane; its per-organization cap of ordinary attempts is half of that, at least 1. */
   function dispatcherWith(concurrency: number, clock: Clock = new SystemClock()): WebhookDispatcher {
     return new WebhookDispatcher(
-      store, new WebhookOrganizations(events, new SigningSecretSeal(randomBytes(32))), new PayloadFinalizerRegistry(), sender, signal, clock,
+      store, new WebhookOrganizations(events, new SigningSecretSeal(randomBytes(32))), finalizers, sender, signal, clock,
       loadConfig({ WEBHOOK_RETRY_SCHEDULE_MS: '0,10', PRICING_RETRY_SCHEDULE_MS: '0,60000' }), { attemptTimeoutMs: 1_000, concurrency, pollIntervalMs: 60_000 },
     );
   }
@@ -144,6 +146,7 @@ describe('WebhookDispatcher with the embedded stores', () => {
     await events.appendToStream('organization-org_4', organizationCreated('org_4', `https://${OTHER}/hooks`, null), 'no_stream');
     sender = new FakeSender();
     signal = new DeliverySignal();
+    finalizers = new PayloadFinalizerRegistry();
     dispatcher = dispatcherWith(2);
   });
   afterEach(async () => {
@@ -209,6 +212,27 @@ describe('WebhookDispatcher with the embedded stores', () => {
     expect(sender.sent).toHaveLength(0);
     await until(async () => (await store.get('evt_later'))!.status === 'delivered');
     expect(sender.sent).toHaveLength(1);
+  });
+
+  it('given a finalizer that cannot make the attempt yet, then nothing is sent, the record stays pending with its budget, and it is sent once the finalizer can', async () => {
+    let refusals = 2;
+    finalizers.register({
+      eventType: 'pricing.calculated',
+      finalize: async ({ payload }) => {
+        if (refusals-- > 0) throw new NotReadyToSend('the read side is behind');
+        return { ...payload, finalized: true };
+      },
+    });
+    // One attempt in the budget: a postponement that counted would fail the delivery.
+    await created(pricingRecord('evt_not_ready', { maxAttempts: 1 }));
+    await dispatcher.start();
+    await until(async () => refusals === 1);
+    expect(await store.get('evt_not_ready')).toMatchObject({ status: 'pending', attempts: 0, lastError: null, lastAttemptAt: null });
+    expect(sender.sent).toHaveLength(0);
+    await until(async () => (await store.get('evt_not_ready'))!.status === 'delivered');
+    expect(await store.get('evt_not_ready')).toMatchObject({ attempts: 1, lastError: null });
+    expect(sender.sent).toHaveLength(1);
+    expect(JSON.parse(sender.sent[0].body)).toMatchObject({ finalized: true });
   });
 
   it('given two writers race on the same record, then exactly one compare-and-set wins', async () => {

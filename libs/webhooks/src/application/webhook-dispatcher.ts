@@ -2,11 +2,12 @@ import { hostname } from 'node:os';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { Metrics } from '@lib/observability';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
-import { afterAttempt, MAX_PAYLOAD_BYTES, type AttemptOutcome, type DeliveryRecord } from '../domain/delivery';
+import { afterAttempt, MAX_PAYLOAD_BYTES, postponed, type AttemptOutcome, type DeliveryRecord } from '../domain/delivery';
 import { liveSecrets, targetUrl } from '../domain/organization-profile';
 import { PayloadFinalizerRegistry } from '../registries';
 import { signatureHeaders } from '../transport/signing';
 import { WebhookSender } from '../transport/webhook-sender';
+import { NotReadyToSend } from '../webhook-sources';
 import { concurrencyPerOrganization, WEBHOOK_DISPATCH_SETTINGS, type WebhookDispatchSettings } from '../webhook-settings';
 import { DeliverySignal } from './delivery-signal';
 import { DeliveryStore } from './delivery-store';
@@ -20,6 +21,8 @@ const MAX_PRICING_TIMEOUT_MS = 60_000;
 const MIN_RESCAN_MS = 5;
 const RECOVERY_PAGE = 200;
 const WRITE_RETRIES = 3;
+/** When an attempt the service could not make yet (NotReadyToSend) is made again: its finalizer already waited before it gave up. */
+const POSTPONED_MS = 1_000;
 /** Organizations a round (Lane) visits per look at the queue; the next look goes on from there. */
 const ROUND_ORGANIZATIONS = 32;
 
@@ -398,18 +401,24 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private async attempt(record: DeliveryRecord): Promise<void> {
-    let outcome: AttemptOutcome;
+    let outcome: AttemptOutcome | null;
     try {
       outcome = await this.deliver(record);
     } catch (error) {
-      this.logger.error(`delivery ${record.id} could not be attempted: ${error instanceof Error ? error.message : String(error)}`);
-      outcome = { delivered: false, error: 'internal_error', terminal: false };
+      if (error instanceof NotReadyToSend) {
+        this.logger.warn(`delivery ${record.id} postponed, nothing sent: ${error.message}`);
+        outcome = null;
+      } else {
+        this.logger.error(`delivery ${record.id} could not be attempted: ${error instanceof Error ? error.message : String(error)}`);
+        outcome = { delivered: false, error: 'internal_error', terminal: false };
+      }
     }
     const schedule = record.fastPath ? this.config.pricingRetryScheduleMs : this.config.webhookRetryScheduleMs;
     // A record stored before a field was redacted loses it with this write.
-    const next = afterAttempt({ ...record, payload: this.finalizers.redact(record.type, record.payload) }, outcome, this.clock.now(), schedule);
+    const redacted = { ...record, payload: this.finalizers.redact(record.type, record.payload) };
+    const next = outcome ? afterAttempt(redacted, outcome, this.clock.now(), schedule) : postponed(redacted, this.clock.now(), POSTPONED_MS);
     const stored = await this.write(record, next);
-    if (stored) this.observe(record, stored);
+    if (stored && outcome) this.observe(record, stored);
     if (stored?.status === 'pending') this.wakeAt(stored.scheduledFor);
   }
 

@@ -165,6 +165,14 @@ export function afterAttempt(
   return { ...base, status: 'pending', lastError: outcome.error, scheduledFor: now + retryDelay(schedule, attempts, random) };
 }
 
+/**
+ * An attempt the service could not make yet (NotReadyToSend): nothing was sent, so the record is
+ * pending again, due after `delayMs`, with its attempts and last error as they were.
+ */
+export function postponed(record: DeliveryRecord, now: number, delayMs: number): DeliveryRecord {
+  return { ...record, status: 'pending', scheduledFor: now + delayMs, leaseUntil: null, leaseOwner: null, updatedAt: now };
+}
+
 /** A record already in the pipeline cannot be redelivered (409 `already_in_flight`). */
 export function isInFlight(record: Pick<DeliveryRecord, 'status'>): boolean {
   return record.status === 'pending' || record.status === 'processing';
