@@ -102,6 +102,7 @@ describe('observability over HTTP', () => {
     expect(text).toMatch(/projection_lag_events\{projection="quotes"\} \d+/);
     expect(text).toMatch(/outbox_deliveries\{status="pending"\} \d+/);
     expect(text).toMatch(/outbox_deliveries\{status="processing"\} \d+/);
+    expect(text).toMatch(/^outbox_relay_lag_events \d+$/m);
     for (const kind of ['mail', 'pdf']) for (const status of ['pending', 'working', 'failed']) expect(text).toMatch(new RegExp(`outbox_jobs\\{kind="${kind}",status="${status}"\\} \\d+`));
     expect(text).toContain('# TYPE pricing_loop_latency_seconds histogram');
     // The files of the stores that are embedded in this run, with a size.

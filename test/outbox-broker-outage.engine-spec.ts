@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SqliteEventStore } from '@lib/event-store';
 import type { ReadinessReport } from '@lib/observability';
 import { OwnKafkaBroker } from './support/kafka-broker';
 import { freePort, startFromSources, type ProductProcess } from './support/product-process';
@@ -93,8 +94,31 @@ describe('the outbox /readyz while its Kafka broker goes down and comes back', (
       messageBus: { ok: false, problem: expect.stringMatching(/no broker answered|no answer within/) },
     });
 
+    // Events written meanwhile (by a gateway on the same DATA_DIR) wait for the bus: the relay's lag says how many.
+    const events = new SqliteEventStore({ file: join(dataDir!, 'events.db') });
+    try {
+      await events.appendToStream('outage-test-1', Array.from({ length: 5 }, (_, n) => ({ type: 'test.v1.written', data: { n } })), 'no_stream');
+    } finally {
+      await events.close();
+    }
+    expect(await relayLagWithin((lag) => lag >= 5, 10_000)).toBeGreaterThanOrEqual(5);
+
     await broker!.start();
     const up = await readyzAnswers(200, READY_AGAIN_WITHIN_MS);
     expect(up).toEqual({ status: 'ready', checks: { eventStore: { ok: true }, readStore: { ok: true }, readStoreMatchesLog: { ok: true }, messageBus: { ok: true } } });
+    // Relayed once the bus is back.
+    expect(await relayLagWithin((lag) => lag === 0, 60_000)).toBe(0);
   }, 180_000);
+
+  /** Scrapes `outbox_relay_lag_events` until `wanted` holds for it; fails naming the last value once `withinMs` has passed. */
+  async function relayLagWithin(wanted: (lag: number) => boolean, withinMs: number): Promise<number> {
+    const deadline = performance.now() + withinMs;
+    for (;;) {
+      const text = await (await fetch(`${outbox!.baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+      const lag = Number(/^outbox_relay_lag_events (\d+)$/m.exec(text)?.[1] ?? NaN);
+      if (wanted(lag)) return lag;
+      if (performance.now() > deadline) throw new Error(`outbox_relay_lag_events was ${lag} after ${withinMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 });

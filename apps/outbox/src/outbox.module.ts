@@ -39,6 +39,11 @@ export class OutboxModule implements OnApplicationBootstrap, OnApplicationShutdo
       pending: await this.reads.count(DELIVERIES, { status: 'pending' }),
       processing: await this.reads.count(DELIVERIES, { status: 'processing' }),
     }));
+    this.metrics.readRelayPositionFrom(async () => {
+      // The checkpoint before the head: a relay moving on meanwhile cannot seem past it.
+      const relayed = (await this.reads.getCheckpoint(RELAY_CHECKPOINT)) ?? 0;
+      return { relayed, head: await this.events.headPosition() };
+    });
     this.metrics.readJobDepthFrom(() =>
       Promise.all(
         [['mail', QUOTE_MAILS], ['pdf', QUOTE_PDFS]].flatMap(([kind, collection]) =>

@@ -42,6 +42,7 @@ export class Metrics {
 
   private projectionPositions: Source<{ head: number; checkpoints: Array<{ projection: string; position: number }> }> | null = null;
   private deliveryDepth: Source<{ pending: number; processing: number }> | null = null;
+  private relayPosition: Source<{ head: number; relayed: number }> | null = null;
   private embeddedFiles: Source<Array<{ file: string; bytes: number }>> | null = null;
   private jobDepth: Source<Array<{ kind: string; status: string; count: number }>> | null = null;
 
@@ -78,6 +79,16 @@ export class Metrics {
       },
     });
     new Gauge({
+      name: 'outbox_relay_lag_events',
+      help: 'Events in the log the outbox has not handed to the message bus yet (head position minus the relay checkpoint): grows while the bus is down',
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const read = await metrics.relayPosition?.().catch(() => null);
+        if (read) this.set(Math.max(read.head - read.relayed, 0));
+      },
+    });
+    new Gauge({
       name: 'outbox_jobs',
       help: 'Quote e-mails and PDFs the outbox has to make: waiting (pending), being attempted (working), or given up (failed)',
       labelNames: ['kind', 'status'] as const,
@@ -107,6 +118,11 @@ export class Metrics {
   /** Where outbox depth is read from (the delivery log). */
   readDeliveryDepthFrom(source: Metrics['deliveryDepth']): void {
     this.deliveryDepth = source;
+  }
+
+  /** Where the relay's checkpoint and the head of the log are read from (the outbox; the checkpoint read first). */
+  readRelayPositionFrom(source: Metrics['relayPosition']): void {
+    this.relayPosition = source;
   }
 
   /** Where the numbers of the outbox's jobs (quote e-mails, PDFs) by status are read from. */
