@@ -3,15 +3,25 @@ import { checkpointName, liveProjections, ReadYourWrites } from '@lib/event-sour
 import { ReadStore } from '@lib/read-store';
 import { ProjectionRegistry } from '@lib/runtime';
 
+/** How often the checkpoints are read while a write waits for them (or writes are refused until they move). */
+export const CHECKPOINT_POLL_MS = 20;
+/** How often they are read otherwise: nothing waits for them, but the progress stays roughly current. */
+export const IDLE_CHECKPOINT_POLL_MS = 1_000;
+
 /**
  * When the projector runs in another process, the gateway learns its progress from the
- * checkpoints stored beside the read models, so writes can still wait for read-your-writes.
+ * checkpoints stored beside the read models, so writes can still wait for read-your-writes. It
+ * reads them every CHECKPOINT_POLL_MS while a write waits, at once when one starts waiting, and
+ * every IDLE_CHECKPOINT_POLL_MS otherwise: an idle gateway used to send 400 reads a second to the
+ * read store (one per projection every 20 ms), which on FerretDB took most of a core and made
+ * writes wait long enough to be refused (found by a review on the real engines).
  */
 @Injectable()
 export class CheckpointPoller implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('CheckpointPoller');
   private timer: NodeJS.Timeout | null = null;
   private polling: Promise<void> | null = null;
+  private lastPolled = Number.NEGATIVE_INFINITY;
   private lastError = 0;
 
   constructor(
@@ -23,12 +33,16 @@ export class CheckpointPoller implements OnApplicationBootstrap, OnApplicationSh
   onApplicationBootstrap(): void {
     const projections = this.registry.all();
     this.readYourWrites.track(projections.map((p) => p.name));
-    this.timer = setInterval(() => this.poll(), 20);
+    this.readYourWrites.onWaiting(() => this.poll());
+    this.timer = setInterval(() => {
+      if (this.readYourWrites.progressWanted() || performance.now() - this.lastPolled >= IDLE_CHECKPOINT_POLL_MS) this.poll();
+    }, CHECKPOINT_POLL_MS);
     this.timer.unref();
   }
 
   private poll(): void {
-    if (this.polling) return;
+    if (this.polling || !this.timer) return;
+    this.lastPolled = performance.now();
     this.polling = this.readCheckpoints()
       .catch((error) => {
         // The read store may be briefly unreachable (a MongoDB failover): keep polling, log at most every 10 s.

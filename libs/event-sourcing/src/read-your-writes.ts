@@ -18,6 +18,7 @@ export class ReadYourWrites {
   timeoutMs = 10_000;
   /** how long a write may have been waiting before the next ones are refused unwritten */
   refuseWritesAfterMs = 5_000;
+  private readonly waitingListeners: Array<() => void> = [];
 
   /** Declares the projections whose progress a write waits for. */
   track(names: string[]): void {
@@ -64,6 +65,20 @@ export class ReadYourWrites {
     if (behind) throw new Unavailable('The read side is behind; nothing was written. Retry shortly.');
   }
 
+  /**
+   * Whether progress is wanted now: a write is waiting for it, or one waited in vain and the read
+   * side has not reached it yet (writes are refused until it does). A poller reading the progress
+   * of a projector in another process reads it often then, and seldom otherwise.
+   */
+  progressWanted(): boolean {
+    return this.waiters.length > 0 || this.minimum() < this.missed;
+  }
+
+  /** Calls `listener` whenever a write starts waiting for progress not reported yet. */
+  onWaiting(listener: () => void): void {
+    this.waitingListeners.push(listener);
+  }
+
   /** Resolves once every projection has applied `position`; WriteStoredNotYetVisible after `timeoutMs`. */
   async waitFor(position: number): Promise<void> {
     if (this.progress.size === 0 || this.minimum() >= position) return;
@@ -76,6 +91,7 @@ export class ReadYourWrites {
       }, this.timeoutMs);
       timer.unref?.();
       this.waiters.push(waiter);
+      for (const listener of this.waitingListeners) listener();
     });
   }
 }

@@ -1,0 +1,60 @@
+import { checkpointName, ReadYourWrites, type Projection } from '@lib/event-sourcing';
+import { SqliteReadStore } from '@lib/read-store';
+import { ProjectionRegistry } from '@lib/runtime';
+import { CheckpointPoller, IDLE_CHECKPOINT_POLL_MS } from './checkpoint-poller';
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('CheckpointPoller (the projector in another process)', () => {
+  const projections = ['quotes', 'sessions'].map((name) => ({ name, version: 1, collections: { [name]: [] }, handle: async () => undefined }) as unknown as Projection);
+  let reads: SqliteReadStore;
+  let readYourWrites: ReadYourWrites;
+  let poller: CheckpointPoller;
+  let checkpointReads: number;
+
+  beforeEach(() => {
+    reads = new SqliteReadStore({ file: ':memory:' });
+    const getCheckpoint = reads.getCheckpoint.bind(reads);
+    checkpointReads = 0;
+    reads.getCheckpoint = (name: string) => {
+      checkpointReads++;
+      return getCheckpoint(name);
+    };
+    const registry = new ProjectionRegistry();
+    registry.register(...projections);
+    readYourWrites = new ReadYourWrites();
+    poller = new CheckpointPoller(registry, reads, readYourWrites);
+    poller.onApplicationBootstrap();
+  });
+  afterEach(async () => {
+    await poller.onApplicationShutdown();
+    await reads.close();
+  });
+
+  /** What the projector in the other process stores: each projection's checkpoint at `position`. */
+  const projectorReaches = (position: number) => reads.saveCheckpoints(projections.map((projection) => ({ name: checkpointName(projection), position })));
+
+  it('reads the checkpoints seldom while no write waits, and still learns the progress', async () => {
+    await projectorReaches(7);
+    await pause(IDLE_CHECKPOINT_POLL_MS + 300);
+    // One read per projection a second (at start and once more), not one every 20 ms.
+    expect(checkpointReads).toBeLessThanOrEqual(2 * projections.length);
+    expect(readYourWrites.minimum()).toBe(7);
+  });
+
+  it('reads them at once when a write starts waiting, and often while it waits', async () => {
+    await pause(50); // the first read, at start
+    const before = checkpointReads;
+    const waiting = readYourWrites.waitFor(12);
+    // At once: the read starts with the wait (its pointers first, then the checkpoints).
+    await pause(5);
+    expect(checkpointReads).toBeGreaterThanOrEqual(before + projections.length);
+    await pause(300);
+    // Read again and again while the write waits (every 20 ms; seldom would be once a second).
+    expect(checkpointReads).toBeGreaterThanOrEqual(before + 3 * projections.length);
+    await projectorReaches(12);
+    await waiting;
+    expect(readYourWrites.minimum()).toBe(12);
+    expect(readYourWrites.progressWanted()).toBe(false);
+  });
+});
