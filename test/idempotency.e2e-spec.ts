@@ -189,10 +189,14 @@ describe('Idempotency-Key: authorization and retries', () => {
     let stored;
     let retried;
     let refused;
+    let refusingMetric;
+    const refusingWrites = async () => /^gateway_refusing_writes (\d)$/m.exec((await app.request('GET', '/metrics')).body as string)?.[1];
+    expect(await refusingWrites()).toBe('0');
     try {
       stored = await createQuote(org.apiKey, submissionId, 'lagging-1');
       retried = await createQuote(org.apiKey, submissionId, 'lagging-1');
       refused = await createQuote(org.apiKey, submissionId, 'lagging-2');
+      refusingMetric = await refusingWrites();
     } finally {
       readYourWrites.report('stalled-in-test', Number.MAX_SAFE_INTEGER);
       readYourWrites.timeoutMs = timeoutMs;
@@ -202,6 +206,8 @@ describe('Idempotency-Key: authorization and retries', () => {
     // Another write, while the read side is known to be behind, is refused before anything is written.
     expect([refused.status, refused.body.error.details, refused.headers['retry-after']]).toEqual([503, undefined, '1']);
     expect(refused.body.error.message).toContain('nothing was written');
+    // /metrics says so (its /readyz stays 200: reads are served, and every gateway shares the read side).
+    expect(refusingMetric).toBe('1');
 
     // The product's own writes made meanwhile (the outbox's reactors) waited with the short timeout
     // too, and may still time out: a later timer fires after all of theirs.
@@ -209,6 +215,7 @@ describe('Idempotency-Key: authorization and retries', () => {
     // Writes are taken again once every projection has reached the writes it was too slow for (on
     // the real engines that can take a moment after the stalled one is released).
     await waitFor(() => keepingUp(readYourWrites), 10_000);
+    expect(await refusingWrites()).toBe('0');
     const quotes = await app.request('GET', `/api/v1/quotes?submissionId=${submissionId}`, { token: org.apiKey });
     expect(quotes.body.data.map((quote: { id: string; quoteNumber: string }) => [quote.id, quote.quoteNumber])).toEqual([[stored.body.error.details.quoteId, stored.body.error.details.quoteNumber]]);
     const made = await app.request('POST', `/api/v1/submissions/${submissionId}/quotes`, { token: org.apiKey, body: {} });

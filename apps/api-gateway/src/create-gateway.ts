@@ -28,6 +28,7 @@ export async function createGatewayApp(config: AppConfig, options: GatewayOption
   const metrics = app.get(Metrics);
   const readYourWrites = app.get(ReadYourWrites);
   registerHttpMetrics(adapter.getInstance(), metrics);
+  metrics.readWritesRefusedFrom(() => readYourWrites.refusingWrites());
   configureHttpApplication(app, {
     beforeWrite: () => readYourWrites.assertKeepingUp(),
     limits: () => ({

@@ -60,9 +60,13 @@ export class ReadYourWrites {
    * retry (with or without an Idempotency-Key) is safe.
    */
   assertKeepingUp(): void {
+    if (this.refusingWrites()) throw new Unavailable('The read side is behind; nothing was written. Retry shortly.');
+  }
+
+  /** Whether writes are refused now (assertKeepingUp): the read side is known to be behind. */
+  refusingWrites(): boolean {
     const oldest = this.waiters[0];
-    const behind = this.minimum() < this.missed || (oldest !== undefined && performance.now() - oldest.since > this.refuseWritesAfterMs);
-    if (behind) throw new Unavailable('The read side is behind; nothing was written. Retry shortly.');
+    return this.minimum() < this.missed || (oldest !== undefined && performance.now() - oldest.since > this.refuseWritesAfterMs);
   }
 
   /**

@@ -43,6 +43,7 @@ export class Metrics {
   private projectionPositions: Source<{ head: number; checkpoints: Array<{ projection: string; position: number }> }> | null = null;
   private deliveryDepth: Source<{ pending: number; processing: number }> | null = null;
   private relayPosition: Source<{ head: number; relayed: number }> | null = null;
+  private writesRefused: (() => boolean) | null = null;
   private embeddedFiles: Source<Array<{ file: string; bytes: number }>> | null = null;
   private jobDepth: Source<Array<{ kind: string; status: string; count: number }>> | null = null;
 
@@ -76,6 +77,15 @@ export class Metrics {
         if (!depth) return;
         this.set({ status: 'pending' }, depth.pending);
         this.set({ status: 'processing' }, depth.processing);
+      },
+    });
+    new Gauge({
+      name: 'gateway_refusing_writes',
+      help: '1 while this gateway refuses writes (503 unavailable, nothing written) because its read side is behind, else 0',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        if (metrics.writesRefused) this.set(metrics.writesRefused() ? 1 : 0);
       },
     });
     new Gauge({
@@ -118,6 +128,11 @@ export class Metrics {
   /** Where outbox depth is read from (the delivery log). */
   readDeliveryDepthFrom(source: Metrics['deliveryDepth']): void {
     this.deliveryDepth = source;
+  }
+
+  /** Whether the gateway refuses writes now (its read side is behind). */
+  readWritesRefusedFrom(source: () => boolean): void {
+    this.writesRefused = source;
   }
 
   /** Where the relay's checkpoint and the head of the log are read from (the outbox; the checkpoint read first). */
