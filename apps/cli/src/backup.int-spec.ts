@@ -285,15 +285,37 @@ describe('backup <dir>', () => {
       expect(existsSync(join(parent, 'backup'))).toBe(false);
     });
 
-    it.each([
-      ['MONGODB_URL', 'mongodb://localhost:27017/quoting'],
-      ['EVENTSTORE_URL', 'esdb://localhost:2113?tls=false'],
-      ['KAFKA_BROKERS', 'localhost:9092'],
-    ])('given %s set, then it exits 2 and names the engines\' own backups', async (variable, value) => {
-      const { code, err } = await runCli({ ...EMBEDDED(dataDir), [variable]: value }, ['backup', join(parent, 'backup')]);
+    it('given EVENTSTORE_URL set, then it exits 2 and names the engines\' own backups', async () => {
+      const { code, err } = await runCli({ ...EMBEDDED(dataDir), EVENTSTORE_URL: 'esdb://localhost:2113?tls=false' }, ['backup', join(parent, 'backup')]);
       expect(code).toBe(2);
-      expect(err).toContain(`backup copies the embedded stores in DATA_DIR, and ${variable} is set: back up the engines with their own tools (MongoDB: mongodump; EventStoreDB:`);
+      expect(err).toContain('backup copies the event log in DATA_DIR, and EVENTSTORE_URL is set: back up the engines with their own tools (EventStoreDB:');
       expect(existsSync(join(parent, 'backup'))).toBe(false);
+    });
+
+    it.each([
+      [{ MONGODB_URL: 'mongodb://localhost:27017/quoting' }, ['events.db', 'bus.db'], ['read store: not copied, on MongoDB (MONGODB_URL)']],
+      [{ KAFKA_BROKERS: 'localhost:9092' }, ['events.db', 'read-models.db', 'idempotency.db'], ['message bus: not copied, on Kafka (KAFKA_BROKERS)']],
+      [
+        { MONGODB_URL: 'mongodb://localhost:27017/quoting', KAFKA_BROKERS: 'localhost:9092' },
+        ['events.db'],
+        ['read store: not copied, on MongoDB (MONGODB_URL)', 'message bus: not copied, on Kafka (KAFKA_BROKERS)'],
+      ],
+    ])('given the event log embedded and %j, then it copies the embedded stores in use only, and says what is left to the engines', async (engines, copied, notes) => {
+      // A DATA_DIR with all four stores (left from an embedded run): the ones the engines replace are not the product's state.
+      const all = join(parent, 'data');
+      cpSync(dataDir, all, { recursive: true });
+      const idempotency = new SqliteIdempotencyStore({ file: join(all, 'idempotency.db') });
+      await idempotency.put('scope', 'key', { bodyHash: '', status: 201, body: '{}', expiresAt: Date.now() + 60_000 }); // made by its first keyed POST
+      for (const store of [new SqliteReadStore({ file: join(all, 'read-models.db') }), new SqliteMessageBus({ file: join(all, 'bus.db') }), idempotency]) await store.close();
+      const dir = join(parent, 'backup');
+      const { code, out } = await runCli({ ...EMBEDDED(all), ...engines }, ['backup', dir]);
+      expect(code).toBe(0);
+      expect(readdirSync(dir).filter((name) => name.endsWith('.db')).sort()).toEqual([...copied].sort());
+      for (const note of notes) expect(out).toContain(note);
+      expect(out).not.toMatch(/not in DATA_DIR/);
+      if ('MONGODB_URL' in engines) expect(out).toContain('Take a mongodump of that database BEFORE each backup, never after');
+      const json = await runCli({ ...EMBEDDED(all), ...engines }, ['backup', join(parent, 'json'), '--json']);
+      expect(JSON.parse(json.out).engines.map((engine: { store: string }) => engine.store)).toEqual(notes.map((note) => note.split(':')[0]));
     });
 
     it.each([[[]], [['a', 'b']]])('given %j as its arguments, then it exits 2', async (argv) => {

@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, copyFileSync, constants, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { DATA_DIR_MODE, EMBEDDED_FILES } from '@lib/runtime/stores';
+import { DATA_DIR_MODE, EMBEDDED_FILES, embeddedStoreFiles } from '@lib/runtime/stores';
 import { copyAtOneInstant, type AppConfig } from '@lib/shared';
 import { EXIT, type CliContext } from './commands';
 import { UsageError } from './usage-error';
@@ -13,16 +13,30 @@ const PDFS = 'pdfs';
 const isKeyFile = (name: string) => name === 'admin-token' || name.endsWith('.key');
 
 /**
- * With a store on a real engine the embedded files are not the product's state (or only part of
- * it): those engines are backed up with their own tools.
+ * With the event log on EventStoreDB nothing in DATA_DIR is the product's state worth a backup of
+ * its own: the engines are backed up with their own tools.
  */
-export function refuseEngines(config: Pick<AppConfig, 'eventStoreUrl' | 'mongodbUrl' | 'kafkaBrokers'>): void {
-  const set = [config.eventStoreUrl && 'EVENTSTORE_URL', config.mongodbUrl && 'MONGODB_URL', config.kafkaBrokers && 'KAFKA_BROKERS'].filter(Boolean);
-  if (set.length === 0) return;
+export function refuseEventStoreEngine(config: Pick<AppConfig, 'eventStoreUrl'>): void {
+  if (!config.eventStoreUrl) return;
   throw new UsageError(
-    `backup copies the embedded stores in DATA_DIR, and ${set.join(', ')} ${set.length > 1 ? 'are' : 'is'} set: ` +
-      'back up the engines with their own tools (MongoDB: mongodump; EventStoreDB: its backup of the database directory, see its documentation)',
+    'backup copies the event log in DATA_DIR, and EVENTSTORE_URL is set: back up the engines with their own tools ' +
+      '(EventStoreDB: its backup of the database directory, see its documentation; MongoDB: mongodump)',
   );
+}
+
+/** What a backup leaves to the engines, and how (the real-engine stores of this configuration). */
+function onEngines(config: Pick<AppConfig, 'mongodbUrl' | 'kafkaBrokers'>): Array<{ store: string; note: string }> {
+  return [
+    ...(config.mongodbUrl
+      ? [
+          {
+            store: 'read store',
+            note: 'MongoDB (MONGODB_URL): read models, checkpoints, delivery log, idempotency keys. Take a mongodump of that database BEFORE each backup, never after: a read store older than the log catches up, a newer one does not belong to it (docs/operations.md, Restore)',
+          },
+        ]
+      : []),
+    ...(config.kafkaBrokers ? [{ store: 'message bus', note: 'Kafka (KAFKA_BROKERS): nothing to back up; the relay checkpoint is in the read store' }] : []),
+  ];
 }
 
 /**
@@ -30,9 +44,18 @@ export function refuseEngines(config: Pick<AppConfig, 'eventStoreUrl' | 'mongodb
  * taken while the apps keep running, with the key files and the PDFs. Run against a DATA_DIR that
  * holds an event log (main.ts checks it); writes into a new or empty `dir`, never over a backup.
  */
-export async function backup(context: Pick<CliContext, 'out' | 'err'>, dataDir: string, dir: string, json: boolean): Promise<number> {
+export async function backup(
+  context: Pick<CliContext, 'out' | 'err'>,
+  config: Pick<AppConfig, 'dataDir' | 'eventStoreUrl' | 'mongodbUrl' | 'kafkaBrokers'>,
+  dir: string,
+  json: boolean,
+): Promise<number> {
+  const { dataDir } = config;
   const target = resolve(dir);
-  const stores = STORE_FILES.filter((name) => existsSync(join(dataDir, name)));
+  // Only the stores this configuration keeps embedded: a file left from an earlier embedded run is not the product's state.
+  const embedded = embeddedStoreFiles(config);
+  const stores = STORE_FILES.filter((name) => embedded.includes(name) && existsSync(join(dataDir, name)));
+  const engines = onEngines(config);
   const keys = readdirSync(dataDir, { withFileTypes: true })
     .filter((entry) => entry.isFile() && isKeyFile(entry.name))
     .map((entry) => entry.name)
@@ -48,13 +71,14 @@ export async function backup(context: Pick<CliContext, 'out' | 'err'>, dataDir: 
   const heldWritersMs = Math.ceil(copy.heldWritersMs);
   const copied = copy.databases.map((database, i) => ({ file: stores[i], rows: database.rows, bytes: database.bytes, tables: database.tables }));
   if (json) {
-    context.out.write(`${JSON.stringify({ dataDir, dir: target, head, heldWritersMs, stores: copied, keys, pdfs })}\n`);
+    context.out.write(`${JSON.stringify({ dataDir, dir: target, head, heldWritersMs, stores: copied, keys, pdfs, ...(engines.length > 0 && { engines }) })}\n`);
     return EXIT.ok;
   }
   for (const store of copied) {
     context.out.write(`${store.file}: ${store.rows} rows, ${store.bytes} bytes${store.file === EMBEDDED_FILES.eventStore ? `; head of the event log: position ${head}` : ''}\n`);
   }
-  for (const name of STORE_FILES) if (!stores.includes(name)) context.out.write(`${name}: not in DATA_DIR, nothing to copy\n`);
+  for (const name of STORE_FILES) if (embedded.includes(name) && !stores.includes(name)) context.out.write(`${name}: not in DATA_DIR, nothing to copy\n`);
+  for (const { store, note } of engines) context.out.write(`${store}: not copied, on ${note}\n`);
   context.out.write(`keys: ${keys.length > 0 ? `${keys.join(', ')} (mode 0600)` : 'none in DATA_DIR'}\n`);
   context.out.write(`${PDFS}/: ${pdfs.files} files, ${pdfs.bytes} bytes\n`);
   context.out.write(`backed up ${dataDir} as of one instant to ${target} (writers held for ${heldWritersMs} ms)\n`);

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { MAX_HOLD_MS, POINTER_REFRESH_MS, type Projection } from '@lib/event-sourcing';
 import { EMBEDDED_FILES, openEventStore, openReadStore } from '@lib/runtime/stores';
 import { ConfigError, loadConfig, type AppConfig } from '@lib/shared';
-import { backup, refuseEngines } from './backup';
+import { backup, refuseEventStoreEngine } from './backup';
 import { auditExport, auditQuoteCommand, EXIT, projectionStatus, rebuild, skipRelayToHead, type CliContext } from './commands';
 import { watchOutput } from './output';
 import { parseTimeRange } from './time-range';
@@ -36,7 +36,8 @@ const USAGE = `usage: quoting-cli <command> [options]   (npm run cli -- <command
   outbox:skip-to-head
       the outbox relays only events stored from now on (after restoring events.db alone; outbox stopped)
   backup <dir> [--json]
-      copies the embedded stores as of one instant (the apps keep running), the keys and pdfs/ into a new <dir>
+      copies the embedded stores in use as of one instant (the apps keep running), the keys and pdfs/ into a new <dir>;
+      with MONGODB_URL set, mongodump its database first (not with EVENTSTORE_URL: exit 2)
 
 Works on the stores the apps use: DATA_DIR (embedded), or the engines that EVENTSTORE_URL /
 MONGODB_URL name. Exit codes: 0 ok, 1 failed (e.g. an audit mismatch), 2 wrong usage.
@@ -148,9 +149,9 @@ function commandOf(command: string, rest: string[]): Command | FileCommand {
       if (positionals.length !== 1) throw new UsageError('backup takes one directory: backup <dir>');
       return {
         onFiles: (config, context) => {
-          refuseEngines(config);
+          refuseEventStoreEngine(config);
           requireDataDir(config);
-          return backup(context, config.dataDir, positionals[0], values.json ?? false);
+          return backup(context, config, positionals[0], values.json ?? false);
         },
       };
     default:

@@ -20,7 +20,7 @@ export const DATA_DIR_MODE = 0o700;
 export const EMBEDDED_FILES = { eventStore: 'events.db', readStore: 'read-models.db', messageBus: 'bus.db', idempotency: 'idempotency.db' } as const;
 
 /** The database files (names in DATA_DIR) of the stores this configuration keeps embedded. */
-export function embeddedStoreFiles(config: AppConfig): string[] {
+export function embeddedStoreFiles(config: Pick<AppConfig, 'eventStoreUrl' | 'mongodbUrl' | 'kafkaBrokers'>): string[] {
   return [
     ...(config.eventStoreUrl ? [] : [EMBEDDED_FILES.eventStore]),
     ...(config.mongodbUrl ? [] : [EMBEDDED_FILES.readStore]),
