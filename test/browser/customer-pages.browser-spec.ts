@@ -47,6 +47,22 @@ describe('the customer pages in a browser', () => {
     return { quoteId, mail };
   }
 
+  /**
+   * Lets the first request to `url` reach the service and drops its answer, as a dropped connection
+   * does; later ones go through. Returns each request's Idempotency-Key and, for the first, what
+   * the service answered.
+   */
+  async function loseFirstAnswer(url: string): Promise<Array<{ key: string | undefined; answer?: any }>> {
+    const sent: Array<{ key: string | undefined; answer?: any }> = [];
+    await page.route(url, async (route) => {
+      sent.push({ key: route.request().headers()['idempotency-key'] });
+      if (sent.length > 1) return route.continue();
+      sent[0].answer = await (await route.fetch()).json();
+      await route.abort('connectionreset');
+    });
+    return sent;
+  }
+
   /** The price the service computes for a configuration, through the storefront API as any client. */
   async function basePricing(slug: string, templateId: string, configuration: unknown) {
     const { sessionId, customerToken } = (await app.request('POST', `/storefront/v1/${slug}/sessions`, { body: { templateId } })).body;
@@ -221,13 +237,7 @@ describe('the customer pages in a browser', () => {
     await page.getByLabel('Name').fill('Alan Turing');
     await page.getByLabel('E-mail').fill('alan@example.com');
     await page.getByLabel('Your message').fill('Two tilt-turn windows, lost answer test');
-    const keys: string[] = [];
-    await page.route('**/leads', async (route) => {
-      keys.push(route.request().headers()['idempotency-key'] ?? '');
-      if (keys.length > 1) return route.continue();
-      await route.fetch(); // the lead is made; its answer never reaches the page
-      return route.abort('connectionreset');
-    });
+    const keys = await loseFirstAnswer('**/leads'); // the lead is made; its answer never reaches the page
     const send = page.getByRole('button', { name: 'Send message' });
     await send.focus();
     await page.keyboard.press('Enter');
@@ -236,8 +246,8 @@ describe('the customer pages in a browser', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Thank you, your message has been sent.' }).waitFor();
     expect(keys).toHaveLength(2);
-    expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);
-    expect(keys[1]).toBe(keys[0]);
+    expect(keys[0].key).toMatch(/^[0-9a-f]{32}$/);
+    expect(keys[1].key).toBe(keys[0].key);
     const leads = (await apiCall('GET', '/leads')).body.data as Array<{ message: string }>;
     expect(leads.filter((lead) => lead.message === 'Two tilt-turn windows, lost answer test')).toHaveLength(1);
   });
@@ -451,17 +461,7 @@ describe('the customer pages in a browser', () => {
   });
 
   it('confirms a submit whose answer was lost: the retry under the same Idempotency-Key gets the first answer, and a 409 for the submitted session shows its confirmation', async () => {
-    /** Lets the first submit reach the service and drops its answer, as a dropped connection does. */
-    const loseFirstAnswer = async () => {
-      const sent: { key: string | undefined; submissionId?: string }[] = [];
-      await page.route('**/storefront/v1/sessions/*/submit', async (route) => {
-        sent.push({ key: route.request().headers()['idempotency-key'] });
-        if (sent.length > 1) return route.continue();
-        sent[0].submissionId = (await (await route.fetch()).json()).submissionId;
-        await route.abort('connectionreset');
-      });
-      return sent;
-    };
+    const loseFirstSubmitAnswer = () => loseFirstAnswer('**/storefront/v1/sessions/*/submit');
     const submitted = async () => (await apiCall('GET', '/submissions?limit=100')).body.data.length;
     const before = await submitted();
 
@@ -469,12 +469,12 @@ describe('the customer pages in a browser', () => {
     await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
     await page.getByLabel('Name').fill('Ada Lovelace');
     await page.getByLabel('E-mail').fill('ada@example.com');
-    let sent = await loseFirstAnswer();
+    let sent = await loseFirstSubmitAnswer();
     await page.getByRole('button', { name: 'Request a quote' }).click();
     await page.getByText('That did not work. Please try again.').waitFor();
     await page.getByRole('button', { name: 'Request a quote' }).click();
     await page.getByRole('heading', { name: 'Thank you, we have received your request.' }).waitFor();
-    await expect(page.getByText(`Your reference: ${sent[0].submissionId}`).count()).resolves.toBe(1);
+    await expect(page.getByText(`Your reference: ${sent[0].answer.submissionId}`).count()).resolves.toBe(1);
     expect(sent).toHaveLength(2);
     expect(sent[0].key).toMatch(/^[0-9a-f]{32}$/);
     expect(sent[1].key).toBe(sent[0].key);
@@ -485,13 +485,13 @@ describe('the customer pages in a browser', () => {
     await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
     await page.getByLabel('Name').fill('Ada Lovelace');
     await page.getByLabel('E-mail').fill('ada@example.com');
-    sent = await loseFirstAnswer();
+    sent = await loseFirstSubmitAnswer();
     await page.getByRole('button', { name: 'Request a quote' }).click();
     await page.getByText('That did not work. Please try again.').waitFor();
     await page.getByLabel('Phone (optional)').fill('+44 20 7946 0000');
     await page.getByRole('button', { name: 'Request a quote' }).click();
     await page.getByRole('heading', { name: 'Thank you, we have received your request.' }).waitFor();
-    await expect(page.getByText(`Your reference: ${sent[0].submissionId}`).count()).resolves.toBe(1);
+    await expect(page.getByText(`Your reference: ${sent[0].answer.submissionId}`).count()).resolves.toBe(1);
     expect(sent[1].key).not.toBe(sent[0].key);
     expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^409 POST .+\/submit$/)]);
     expect(await submitted()).toBe(before + 2);
@@ -716,13 +716,7 @@ describe('the customer pages in a browser', () => {
     const { quoteId, mail } = await sentQuote();
     await page.goto(mail.quoteUrl);
     await page.getByLabel('Your name (optional)').fill('Ada Lovelace');
-    const keys: string[] = [];
-    await page.route('**/storefront/v1/quotes/*/accept', async (route) => {
-      keys.push(route.request().headers()['idempotency-key'] ?? '');
-      if (keys.length > 1) return route.continue();
-      await route.fetch(); // the quote is accepted; the answer never reaches the page
-      return route.abort('connectionreset');
-    });
+    const keys = await loseFirstAnswer('**/storefront/v1/quotes/*/accept'); // the quote is accepted; the answer never reaches the page
     await page.getByLabel('I accept this quote with its prices and terms.').check();
     const accept = page.getByRole('button', { name: 'Accept quote' });
     await accept.click();
@@ -731,8 +725,8 @@ describe('the customer pages in a browser', () => {
     await page.getByText(/^You accepted this quote on /).waitFor();
     await expect(page.getByText('This quote can no longer be accepted or declined.').count()).resolves.toBe(0);
     expect(keys).toHaveLength(2);
-    expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);
-    expect(keys[1]).toBe(keys[0]);
+    expect(keys[0].key).toMatch(/^[0-9a-f]{32}$/);
+    expect(keys[1].key).toBe(keys[0].key);
     const events = await app.get(EventStore).readStream(quoteStream(quoteId));
     expect(events.filter((e) => e.type === 'quote.v1.accepted')).toHaveLength(1);
   });
