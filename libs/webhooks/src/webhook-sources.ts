@@ -47,7 +47,7 @@ export interface PayloadFinalizer {
  * Thrown by a finalizer when the service itself cannot make the attempt yet (its read side has
  * not caught up with what the payload needs): nothing is sent, the attempt is made again shortly,
  * and it does not count against the delivery's budget of attempts. The record stays `pending` for
- * as long as that lasts; a receiver's failure is the only thing that uses up the budget.
+ * as long as that lasts: the budget is for failures of attempts that were made.
  */
 export class NotReadyToSend extends Error {
   constructor(message: string) {
