@@ -111,6 +111,18 @@ describe('auditQuote', () => {
       expect(mismatches[0]).toMatch(/^version 2 \(entry 3\)\.snapshot\.lineItems: replay \[.+, stored \(missing\)$/);
     });
 
+    it('given one line item of a snapshot changed, or one too many, then the audit names that line and field, not the whole array', async () => {
+      await tamperEntry(2, (snapshot) => {
+        const lineItems = structuredClone(snapshot.lineItems) as Array<Record<string, unknown>>;
+        lineItems[0].total = Number(lineItems[0].total) + 0.01;
+        return { ...snapshot, lineItems };
+      });
+      const [changed] = (await auditQuote(events, reads, QUOTE))!.mismatches;
+      expect(changed).toMatch(/^version 2 \(entry 3\)\.snapshot\.lineItems\[0\]\.total: replay [\d.]+, stored [\d.]+$/);
+      await tamperEntry(2, (snapshot) => ({ ...snapshot, lineItems: [...(snapshot.lineItems as unknown[]), { description: 'Extra' }] }));
+      expect((await auditQuote(events, reads, QUOTE))!.mismatches).toEqual([expect.stringMatching(/^version 2 \(entry 3\)\.snapshot\.lineItems: replay (\d+) items, stored \d+$/), changed]);
+    });
+
     it('given a snapshot with a field the replay does not make, when audited, then the audit names the extra field', async () => {
       await tamperEntry(2, (snapshot) => ({ ...snapshot, discount: 5 }));
       expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual(['version 2 (entry 3).snapshot.discount: replay (missing), stored 5']);
