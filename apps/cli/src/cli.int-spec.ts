@@ -190,6 +190,9 @@ describe('the CLI on an embedded store', () => {
     });
 
     it.each([
+      [['audit:quote', ''], 'audit:quote: the quote id is "": give the id without blanks around it'],
+      [['audit:quote', `${QUOTE} `], `audit:quote: the quote id is "${QUOTE} ": give the id without blanks around it`],
+      [['audit:export', '--org', ''], 'audit:export: --org is "": give the id without blanks around it'],
       [['audit:quote', QUOTE, '--all'], 'audit:quote does not take --all'],
       [['projections:status', '--org', ORG], 'projections:status does not take --org'],
       [['audit:export', '--org', ORG, '--json', '--batch-size', '5'], 'audit:export does not take --json, --batch-size'],

@@ -135,9 +135,11 @@ function commandOf(command: string, rest: string[]): Command | FileCommand {
     }
     case 'audit:quote':
       if (positionals.length !== 1) throw new UsageError('audit:quote takes one quote id');
+      checkedId('audit:quote: the quote id', positionals[0]);
       return (context) => auditQuoteCommand(context, positionals[0], values.json ?? false);
     case 'audit:export': {
-      if (!values.org) throw new UsageError('audit:export needs --org <organizationId>');
+      if (values.org === undefined) throw new UsageError('audit:export needs --org <organizationId>');
+      checkedId('audit:export: --org', values.org);
       noArguments(command, positionals);
       const options = { organizationId: values.org, ...parseTimeRange(values), out: values.out };
       return (context) => auditExport(context, options);
@@ -157,6 +159,11 @@ function commandOf(command: string, rest: string[]): Command | FileCommand {
     default:
       throw new UsageError(`unknown command ${command}`);
   }
+}
+
+/** An id given on the command line: empty or with blanks around it is a typing slip, not an id to look for. */
+function checkedId(what: string, id: string): void {
+  if (id === '' || id.trim() !== id) throw new UsageError(`${what} is ${JSON.stringify(id)}: give the id without blanks around it`);
 }
 
 export async function run(argv: string[], context: Omit<CliContext, 'events' | 'reads' | 'projections'>): Promise<number> {
