@@ -47,7 +47,7 @@ const TEXTS: Record<DocumentLocale, MailTexts> = {
   nl: {
     subject: (f) => `Uw offerte ${f.quoteNumber} van ${f.organization}`,
     body: (f) =>
-      `${f.customer ? `Beste ${f.customer}` : 'Hallo'},\n\n${f.organization} heeft u offerte ${f.quoteNumber} (versie ${f.version}) ` +
+      `${f.customer ? `Beste ${f.customer}` : 'Hallo'},\n\n${f.organization} heeft u de offerte ${f.quoteNumber} (versie ${f.version}) ` +
       `gestuurd voor een totaal van ${f.total}. De offerte is geldig ${f.validUntil}.\n\nBekijk, accepteer of weiger de offerte hier:\n${f.url}\n\nDe offerte is als pdf bijgevoegd.\n\nMet vriendelijke groet,\n${f.organization}\n`,
     linkText: 'Offerte bekijken, accepteren of weigeren',
   },
