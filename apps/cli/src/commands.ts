@@ -164,7 +164,9 @@ export async function auditQuoteCommand(context: CliContext, quoteId: string, js
 
 /**
  * Who or what caused an event, from its metadata (`apiKey:<id>`, `admin`, `customer:<id>`,
- * `pricing:<delivery>`, `system`): `{ type }`, with `id` when the type has one, as documented.
+ * `pricing:<delivery>`, `system[:<part>]`): `{ type }`, with `id` when the type has one, as documented.
+ * A system actor keeps the part of the product that acted (`system:quote-expiry` → `id:
+ * "quote-expiry"`), as audit:quote shows it (it was dropped until 2026-11-27, found by a review).
  */
 export function actorOf(event: RecordedEvent): { type: string; id?: string } {
   const actor = event.metadata.actor;
@@ -183,7 +185,7 @@ export function actorOf(event: RecordedEvent): { type: string; id?: string } {
       // the webhook delivery whose capability URL it used
       return { type: 'pricing_partner', id };
     case 'system':
-      return { type: 'system' };
+      return id ? { type: 'system', id } : { type: 'system' };
     default:
       return { type: 'other', id: actor };
   }

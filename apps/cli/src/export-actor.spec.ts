@@ -11,6 +11,7 @@ describe('the actor of an exported event', () => {
     ['customer:ses_1', { type: 'customer', id: 'ses_1' }],
     ['pricing:evt_1', { type: 'pricing_partner', id: 'evt_1' }],
     ['system', { type: 'system' }],
+    ['system:quote-expiry', { type: 'system', id: 'quote-expiry' }],
     ['robot:r2', { type: 'other', id: 'robot:r2' }],
     [undefined, { type: 'unrecorded' }],
     ['', { type: 'unrecorded' }],
