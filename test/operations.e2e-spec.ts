@@ -223,9 +223,14 @@ describe('operations: projection rebuilds and audits', () => {
     expect(audit.steps[3].changedTerms).toEqual({ taxRate: 9 });
     expect(audit.steps[3].actor).toMatch(/^apiKey:/);
     expect(audit.steps[3].totals).toEqual({ subtotal: 91, taxAmount: 8.19, total: 99.19 });
+    expect(audit.steps.map((s: any) => s.currency)).toEqual(Array(6).fill('EUR'));
+    expect(audit.steps[2].details).toEqual({ recipients: [expect.stringContaining('@')], locale: expect.any(String) });
     const text = await cli(app, 'audit:quote', quoteId);
     expect(text.out).toContain('line-item replace');
     expect(text.out).toContain('Triple glazing — 2 × 45.5 = 91');
+    // The currency of the totals, and to whom and in which language each send went.
+    expect(text.out).toContain('subtotal 91, tax 8.19, total 99.19 EUR');
+    expect(text.out).toMatch(/\n {4}recipients: \["[^"]+@[^"]+"\], locale: "[a-z]{2}/);
   });
 
   it('audit:quote exits 1 and names the difference when a stored version snapshot differs from the replay', async () => {

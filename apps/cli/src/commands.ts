@@ -141,9 +141,10 @@ export async function auditQuoteCommand(context: CliContext, quoteId: string, js
       line(
         context.out,
         `#${step.revision} ${time(step.at)} ${step.trigger} by ${step.actor ?? 'unknown'} → version ${step.version} (${step.status}), ` +
-          `subtotal ${step.totals.subtotal}, tax ${step.totals.taxAmount}, total ${step.totals.total}`,
+          `subtotal ${step.totals.subtotal}, tax ${step.totals.taxAmount}, total ${step.totals.total} ${step.currency}`,
       );
       if (step.changeDescription) line(context.out, `    change: ${step.changeDescription}`);
+      if (step.details) line(context.out, `    ${Object.entries(step.details).map(([name, value]) => `${name}: ${JSON.stringify(value)}`).join(', ')}`);
       if (step.changedTerms) line(context.out, `    terms: ${JSON.stringify(step.changedTerms)}`);
       for (const item of step.lineItems ?? []) {
         line(context.out, `    ${item.order + 1}. ${item.description} — ${item.quantity} × ${item.unitPrice} = ${item.total} (${item.itemType})`);

@@ -47,6 +47,24 @@ export interface QuoteAuditStep {
   /** the line items, when the event set them */
   lineItems: QuoteLineItem[] | null;
   totals: QuoteTotals;
+  /** the currency of the totals (a terms change may change it) */
+  currency: string;
+  /** what else the event records of what happened: a send's recipients and language, the name and reason of an answer */
+  details: Record<string, unknown> | null;
+}
+
+/** What a step shows of an event beyond terms, line items and totals (QuoteAuditStep.details). */
+function detailsOf(event: QuoteEvent): Record<string, unknown> | null {
+  switch (event.type) {
+    case 'quote.v1.sent':
+      return { recipients: event.data.recipients, locale: event.data.locale };
+    case 'quote.v1.accepted':
+      return { name: event.data.name };
+    case 'quote.v1.rejected':
+      return { name: event.data.name, reason: event.data.reason };
+    default:
+      return null;
+  }
 }
 
 export interface QuoteAudit {
@@ -163,6 +181,8 @@ export async function auditQuote(events: EventStore, reads: ReadStore, quoteId: 
       changedTerms: data.changes && Object.keys(data.changes).length > 0 ? data.changes : null,
       lineItems: data.lineItems ?? null,
       totals: { subtotal: quote.subtotal, taxAmount: quote.taxAmount, total: quote.total },
+      currency: quote.currency,
+      details: detailsOf(event),
     });
   }
 
