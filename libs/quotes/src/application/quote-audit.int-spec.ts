@@ -144,3 +144,25 @@ describe('auditQuote', () => {
     });
   });
 });
+
+describe('auditQuote of figures that were wrong when they were stored', () => {
+  it('given a line total in the log that is not its quantity × unit price, and the read model built from that log, then the audit names the figures that do not add up', async () => {
+    const events = new SqliteEventStore({ file: ':memory:' });
+    const reads = new SqliteReadStore({ file: ':memory:' });
+    try {
+      const [created] = decidedEvents([createQuote(QUOTE, ORG, [line('Window', 10)], T0)]);
+      // An edited log: the line total 11 where 1 × 10 is 10, and the totals as the line says.
+      const data = structuredClone(created.data) as any;
+      data.lineItems[0].total = 11;
+      const edited = { ...created, data, metadata: { actor: 'admin' } } as any;
+      await events.appendToStream(quoteStream(QUOTE), [edited], 'no_stream');
+      await applyEvents(reads, quotesProjection, await events.readStream(quoteStream(QUOTE)));
+      const { mismatches } = (await auditQuote(events, reads, QUOTE))!;
+      // The read model equals the replay; only the arithmetic shows the edit.
+      expect(mismatches).toEqual([expect.stringMatching(/^#0 \(create\) arithmetic: lineItems\[0\]\.total is 11, but 1 × 10 is 10 EUR$/)]);
+    } finally {
+      await reads.close();
+      await events.close();
+    }
+  });
+});

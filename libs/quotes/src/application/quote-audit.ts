@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { upcast, withoutBookkeeping, type ProjectionContext } from '@lib/event-sourcing';
+import { computeTotals, lineTotal } from '@lib/shared';
 import { EventStore, type RecordedEvent } from '@lib/event-store';
 import { ReadStore, type ReadDocument, type SortKey } from '@lib/read-store';
 import { quoteDecider, type Quote } from '../domain/quote.decider';
@@ -51,6 +52,28 @@ export interface QuoteAuditStep {
   currency: string;
   /** what else the event records of what happened: a send's recipients and language, the name and reason of an answer */
   details: Record<string, unknown> | null;
+}
+
+/**
+ * Whether the figures a step led to add up: each line total is its quantity × unit price rounded
+ * in the currency, the subtotal their sum, the tax the subtotal's tax rate, the total both. The
+ * replay only repeats what the events hold, so this is what catches figures that were wrong when
+ * they were stored (an edited log, a defect of the time); found by a review that edited a line
+ * total in the log and got "ok".
+ */
+function checkArithmetic(step: string, quote: QuoteDocument, mismatches: string[]): void {
+  try {
+    quote.lineItems.forEach((item, i) => {
+      const expected = lineTotal(item.quantity, item.unitPrice, quote.currency).toNumber();
+      if (expected !== item.total) mismatches.push(`${step}: lineItems[${i}].total is ${item.total}, but ${item.quantity} × ${item.unitPrice} is ${expected} ${quote.currency}`);
+    });
+    const totals = computeTotals(quote.lineItems, quote.taxRate, quote.currency);
+    for (const field of ['subtotal', 'taxAmount', 'total'] as const) {
+      if (totals[field] !== quote[field]) mismatches.push(`${step}: ${field} is ${quote[field]}, but the line items and tax rate ${quote.taxRate} % make ${totals[field]} ${quote.currency}`);
+    }
+  } catch (error) {
+    mismatches.push(`${step}: the figures cannot be computed: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** What a step shows of an event beyond terms, line items and totals (QuoteAuditStep.details). */
@@ -159,6 +182,7 @@ export async function auditQuote(events: EventStore, reads: ReadStore, quoteId: 
   const documents = new Map<string, ReadDocument>();
   const context = memoryContext(documents);
   const steps: QuoteAuditStep[] = [];
+  const arithmetic: string[] = [];
   let aggregate = quoteDecider.initialState();
   for (const recorded of stream) {
     const upcasted: RecordedEvent = upcast(recorded);
@@ -184,9 +208,11 @@ export async function auditQuote(events: EventStore, reads: ReadStore, quoteId: 
       currency: quote.currency,
       details: detailsOf(event),
     });
+    // Where the event set figures: at creation, and where line items or terms (a tax rate, a currency) changed.
+    if (data.lineItems || data.changes) checkArithmetic(`#${recorded.revision} (${steps.at(-1)!.trigger}) arithmetic`, quote, arithmetic);
   }
 
-  const mismatches: string[] = [];
+  const mismatches: string[] = [...arithmetic];
   const expectedQuote = documents.get(`quotes/${quoteId}`) as QuoteDocument;
   const storedQuote = await reads.get<QuoteDocument>(QUOTES, quoteId);
   compare('quote', expectedQuote, storedQuote, mismatches);
