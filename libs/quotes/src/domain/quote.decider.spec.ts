@@ -291,6 +291,12 @@ describe('quote decider', () => {
         });
     });
 
+    it('given a draft, when its line items are replaced by equal ones, then nothing happens (as with equal terms); a sent quote with revise still gets its new version', () => {
+      const [replaced] = given(created).when(replace()).result();
+      given(created, replaced).when(replace({ changeDescription: 'the same again' })).then();
+      expect(given(created, sent).when(replace({ revise: true })).result()).toHaveLength(1);
+    });
+
     it('given a sent quote without revise, then revision_required', () => {
       given(created, sent).when(replace()).thenThrows(RevisionRequired);
     });
@@ -321,7 +327,9 @@ describe('quote decider', () => {
 
     it('given a revised draft, when it is revised again with revise: true, then the change applies directly to the draft', () => {
       const revised = given(created, sent).when(replace({ revise: true })).result();
-      const [event] = given(created, sent, ...revised).when(replace({ revise: true })).result();
+      const [event] = given(created, sent, ...revised)
+        .when(replace({ revise: true, lineItems: [line({ description: 'Quadruple glazing', quantity: 1, unitPrice: 120, itemType: 'material' })] }))
+        .result();
       expect(event.type).toBe('quote.v2.lineItemsReplaced');
       expect(event.type === 'quote.v2.lineItemsReplaced' && event.data.version).toBe(2);
     });

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Decider } from '@lib/event-sourcing';
 import { checkedAmount, computeTotals, lineTotal, PreconditionFailed, REQUEST_RETRY_WINDOW_MS } from '@lib/shared';
 import { QuoteNotActionable, QuoteNotEditable, QuoteNotFound, QuoteNotSendable, QuoteVersionNotCurrent, RevisionRequired } from './quote.errors';
@@ -266,6 +267,9 @@ function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
           },
         ];
       }
+      // Line items equal to the current ones change nothing on a draft, as equal terms do: no event,
+      // no history entry, the same ETag (found by a review: each such PUT added an entry).
+      if (isDeepStrictEqual(lineItems, quote.lineItems)) return [];
       return [{ type: 'quote.v2.lineItemsReplaced', data: { ...base, version: quote.version, lineItems, totals, previousTotals: quote.totals, changeDescription } }];
     }
 
