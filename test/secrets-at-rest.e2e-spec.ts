@@ -95,6 +95,9 @@ describe('secrets at rest', () => {
     await f.send(org, quoteId);
     const quoteToken = await f.customerToken(quoteId);
     expect((await app.request('GET', `/storefront/v1/quotes/${quoteToken}`)).status).toBe(200);
+    // The customer's answer under an Idempotency-Key, as the quote page sends it: the key's scope names the route.
+    const accepted = await app.request('POST', `/storefront/v1/quotes/${quoteToken}/accept`, { body: { name: 'Ada' }, headers: { 'idempotency-key': 'answer-1' } });
+    expect(accepted.status).toBe(200);
     const [sent] = await receiver.waitFor((r) => r.headers['x-service-event'] === 'quote.sent');
     expect((sent.body as any).data.quote.customerUrl).toBe(`http://localhost:3000/q/${quoteToken}`);
 
@@ -111,6 +114,10 @@ describe('secrets at rest', () => {
     const logs = storedBytes(app.config.dataDir, (name) => name.startsWith('events.db') || name.startsWith('bus.db'));
     expect(logs.includes(Buffer.from(submitted.body.submissionId))).toBe(true); // the scan sees the logs
     expect({ quoteTokenInTheLogs: logs.includes(Buffer.from(quoteToken)) }).toEqual({ quoteTokenInTheLogs: false });
+    // Nor the idempotency keys: their scope holds the token's hash.
+    const keys = storedBytes(app.config.dataDir, (name) => name.startsWith('idempotency.db'));
+    expect(keys.includes(Buffer.from('answer-1'))).toBe(true); // the scan sees the key
+    expect({ quoteTokenInTheIdempotencyKeys: keys.includes(Buffer.from(quoteToken)) }).toEqual({ quoteTokenInTheIdempotencyKeys: false });
   });
   it('keeps webhook signing secrets sealed: none is in clear anywhere in DATA_DIR, and deliveries verify with the secrets shown, during a rotation too', async () => {
     const f = new QuoteFixtures(app);

@@ -115,15 +115,26 @@ function callerScope(request: FastifyRequest): string {
  * The path of the resource the request is for, as the router read it: its route with each
  * parameter as decoded and then encoded one way, and no query string (no POST reads one). The raw
  * URL would make `/quotes/q_1/send?`, `/quotes/q_1/send?retry=1` and `/quotes/q%5F1/send` three
- * scopes, and a retry sent so would send the quote again. A path without a query or escapes is
- * its own canonical path, so keys stored by earlier versions still match.
+ * scopes, and a retry sent so would send the quote again. A path without a query, escapes or a
+ * credential is its own canonical path, so keys stored by earlier versions still match.
  */
 export function canonicalPath(request: Pick<FastifyRequest, 'url' | 'params'> & { routeOptions: { url?: string } }): string {
   const route = request.routeOptions.url;
   if (route === undefined) return request.url.split('?')[0];
   const params = (request.params ?? {}) as Record<string, string>;
-  return route.replace(/:([A-Za-z0-9_]+)|\*/g, (_match, name: string | undefined) => (name === undefined ? encodeURI(params['*'] ?? '') : encodeURIComponent(params[name] ?? '')));
+  return route.replace(/:([A-Za-z0-9_]+)|\*/g, (_match, name: string | undefined) => {
+    if (name === undefined) return encodeURI(params['*'] ?? '');
+    const value = params[name] ?? '';
+    return CREDENTIAL_PARAMS.has(name) ? `~${createHash('sha256').update(value).digest('base64url')}` : encodeURIComponent(value);
+  });
 }
+
+/**
+ * Route parameters that are credentials (the token of a customer's quote link, of a capability
+ * URL): the scope, which the store keeps for 24 h, holds their SHA-256 instead, as every other
+ * store does (found when the quote page began to send its answer under a key, 2026-11-27).
+ */
+const CREDENTIAL_PARAMS = new Set(['quoteToken', 'token']);
 
 /**
  * The id of what a keyed request creates, the same on every attempt of that request (its caller,
