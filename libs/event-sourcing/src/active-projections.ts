@@ -262,6 +262,10 @@ export class ActiveProjectionReadStore extends ReadStore {
     return this.engine.saveCheckpoints(checkpoints);
   }
 
+  deleteCheckpoints(names: string[]): Promise<void> {
+    return this.engine.deleteCheckpoints(names);
+  }
+
   close(): Promise<void> {
     return this.engine.close();
   }

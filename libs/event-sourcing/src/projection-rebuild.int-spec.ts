@@ -65,6 +65,10 @@ describe('rebuildProjections', () => {
     expect(await reads.get('counts_v1', 'thing-0')).toMatchObject({ count: 10 });
     expect(await engine.listCollections()).toEqual(['counts_v1_g1', 'projection_pointers']);
     expect(await engine.getCheckpoint('projection:counter:v1:g1')).toBe(30);
+    // The dropped generation's checkpoint goes with it; after the next rebuild, g1's too.
+    expect(await engine.getCheckpoint(checkpointName(v1))).toBeNull();
+    await rebuildProjections({ events, store: reads, projections: [v1], switchGraceMs: 0 });
+    expect([await engine.getCheckpoint('projection:counter:v1:g1'), await engine.getCheckpoint('projection:counter:v1:g2')]).toEqual([null, 30]);
   });
 
   it.each([

@@ -240,6 +240,10 @@ export async function rebuildProjections(options: RebuildOptions): Promise<Rebui
 
   const built = await store.listCollections();
   dropped.push(...(await dropCollections(store, targets.flatMap(({ projection }) => generationsBelow(built, projection, projection.generation ?? 0)))));
+  // Their checkpoints go with them: nothing reads them any more (a row each per rebuild until 2026-11-27).
+  await store.deleteCheckpoints(
+    targets.flatMap(({ projection }) => Array.from({ length: projection.generation ?? 0 }, (_, generation) => checkpointName({ name: projection.name, version: projection.version, generation }))),
+  );
   return {
     projections: targets.map((target, i) => ({
       name: target.projection.name,

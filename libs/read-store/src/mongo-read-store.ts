@@ -321,6 +321,11 @@ export class MongoReadStore extends ReadStore {
     );
   }
 
+  async deleteCheckpoints(names: string[]): Promise<void> {
+    if (names.length === 0) return;
+    await this.checkpoints.deleteMany({ _id: { $in: names } });
+  }
+
   async close(): Promise<void> {
     await this.client.close();
   }

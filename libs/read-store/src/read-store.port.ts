@@ -110,6 +110,8 @@ export abstract class ReadStore {
   abstract saveCheckpoint(name: string, position: number): Promise<void>;
   /** Saves several checkpoints in one write. */
   abstract saveCheckpoints(checkpoints: Checkpoint[]): Promise<void>;
+  /** Forgets the checkpoints (of collections dropped); names without one are skipped. */
+  abstract deleteCheckpoints(names: string[]): Promise<void>;
   abstract close(): Promise<void>;
 
   /** A writer for a bulk load; by default the store's own upserts, checkpoints after the writes. */

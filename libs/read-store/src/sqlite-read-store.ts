@@ -323,6 +323,13 @@ export class SqliteReadStore extends ReadStore {
     });
   }
 
+  async deleteCheckpoints(names: string[]): Promise<void> {
+    const remove = this.statements.get('DELETE FROM read_checkpoints WHERE name = ?');
+    this.transaction(() => {
+      for (const name of names) remove.run(name);
+    });
+  }
+
   async close(): Promise<void> {
     this.walIndex?.close();
     closeSqliteDatabase(this.db);

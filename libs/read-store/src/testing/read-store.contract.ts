@@ -436,6 +436,15 @@ export function describeReadStoreContract(
         expect(await store.getCheckpoint(second)).toBe(4);
       });
 
+      it('forgets the checkpoints it is told to, and keeps the others', async () => {
+        const [first, second, kept] = [newName(), newName(), newName()];
+        await store.saveCheckpoints([{ name: first, position: 1 }, { name: second, position: 2 }, { name: kept, position: 3 }]);
+        await store.deleteCheckpoints([first, second, newName()]);
+        expect([await store.getCheckpoint(first), await store.getCheckpoint(second), await store.getCheckpoint(kept)]).toEqual([null, null, 3]);
+        await store.deleteCheckpoints([]);
+        expect(await store.getCheckpoint(kept)).toBe(3);
+      });
+
       it('saves a checkpoint together with the writes of an upsert', async () => {
         const name = newName();
         const collection = newCollection();
