@@ -126,6 +126,21 @@ describe('amounts beyond the largest a JSON number holds exactly', () => {
       expect((await api('GET', `/api/v1/submissions/${submissionId}`)).body).toMatchObject({ status: 'new', latestQuoteId: null });
     });
 
+    it('refuses a quote of a submission priced at the largest amount once the organization\'s tax is added, naming the request, not line items it did not send', async () => {
+      const taxed = await app.createOrganization({ settings: { quoteDefaults: { taxRate: 21, validityDays: 30 } } });
+      const template = { ...largeTemplate(1_000_000_000), pricingRules: [{ level: 'template', calculation: 'area', rate: 1_000_000_000 }] };
+      const templateId = (await app.request('POST', `/admin/v1/organizations/${taxed.organizationId}/templates`, { token: ADMIN_TOKEN, body: template })).body.id;
+      const started = (await app.request('POST', `/storefront/v1/${taxed.slug}/sessions`, { body: { templateId } })).body;
+      // 10 000 m² at 1 000 000 000 a m²: 10 000 000 000 000.00 EUR, the largest amount itself
+      const configured = await app.request('PUT', `/storefront/v1/sessions/${started.sessionId}/configuration`, { token: started.customerToken, body: squareWindow(MAX_MM, 1) });
+      expect([configured.status, configured.body.basePricing.subtotal]).toEqual([200, 10_000_000_000_000]);
+      const submitted = await app.request('POST', `/storefront/v1/sessions/${started.sessionId}/submit`, { token: started.customerToken, body: { customer: { name: 'Ada', email: 'ada@example.com' } } });
+      expect(submitted.status).toBe(201);
+      const res = await app.request('POST', `/api/v1/submissions/${submitted.body.submissionId}/quotes`, { token: taxed.apiKey, body: {} });
+      expect(res.status).toBe(422);
+      expect(res.body).toEqual(refusal(''));
+    });
+
     it('refuses line items, a currency and a tax rate that take the total past it, and the quote reads back unchanged', async () => {
       // 9 000 × 1 000 000 000 = 9 000 000 000 000.00 EUR, under the 10 000 000 000 000.00 of EUR
       const created = await api('POST', `/api/v1/submissions/${submissionId}/quotes`, { lineItems: [{ description: 'Facade', quantity: 9_000, unitPrice: 1_000_000_000 }] });

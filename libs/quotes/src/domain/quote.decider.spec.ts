@@ -351,10 +351,14 @@ describe('quote decider', () => {
       expect(totalsOf(quoteOf([line({ quantity: 1_000_000, unitPrice: 1_000_000_000 })], { currency: 'JPY' }))).toMatchObject({ total: 1e15 });
     });
 
-    it('given lines one minor unit past it, or tax that takes the total past it, then createQuote is refused at lineItems', () => {
-      expect(() => quoteOf(oneCentPast)).toThrow(refusedAt('lineItems', 'EUR'));
-      expect(() => quoteOf(atTheLimit, { taxRate: 0.0001 })).toThrow(refusedAt('lineItems', 'EUR'));
-      expect(() => quoteOf([line({ quantity: 1_000_000, unitPrice: 1_000_000_000 }), line({ quantity: 1, unitPrice: 1 })], { currency: 'JPY' })).toThrow(refusedAt('lineItems', 'JPY'));
+    it('given lines one minor unit past it, or tax that takes the total past it, then createQuote is refused: at lineItems when the request supplied them, else at the request', () => {
+      const supplied = (lines: QuoteLineInput[], terms: Partial<QuoteDraft['terms']> = {}) =>
+        given().when({ type: 'createQuote', quoteNumber: NUMBER, ...draft, pricingSource: 'supplied', terms: { ...draft.terms, taxRate: 0, ...terms }, lineItems: lines }).result();
+      expect(() => supplied(oneCentPast)).toThrow(refusedAt('lineItems', 'EUR'));
+      expect(() => supplied(atTheLimit, { taxRate: 0.0001 })).toThrow(refusedAt('lineItems', 'EUR'));
+      expect(() => supplied([line({ quantity: 1_000_000, unitPrice: 1_000_000_000 }), line({ quantity: 1, unitPrice: 1 })], { currency: 'JPY' })).toThrow(refusedAt('lineItems', 'JPY'));
+      // The submission's own lines: what takes them past it is the tax, which the request may not have named.
+      expect(() => quoteOf(atTheLimit, { taxRate: 0.0001 })).toThrow(refusedAt('', 'EUR'));
     });
 
     it('given 200 lines at the line-item bounds (1e6 × 1e9), then createQuote is refused instead of summing them inexactly', () => {

@@ -184,7 +184,10 @@ function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
       if (state) return [];
       const { quoteId, organizationId, quoteNumber, submissionId, terms, at } = command;
       const lineItems = priceLineItems(command.lineItems, terms.currency);
-      const totals = computeTotals(lineItems, terms.taxRate, terms.currency);
+      // Line items of the submission were priced within bounds; what takes their total past the
+      // largest amount is then the tax, which the request may not have named: the refusal names the
+      // request as a whole, not `lineItems` it did not send (found by a review).
+      const totals = computeTotals(lineItems, terms.taxRate, terms.currency, command.pricingSource === 'supplied' ? 'lineItems' : '');
       return [
         {
           type: 'quote.v1.created',
