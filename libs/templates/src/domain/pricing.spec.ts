@@ -402,6 +402,17 @@ describe('priceConfiguration', () => {
       expect([descriptions[0], descriptions[2]]).toEqual(['Frame', 'Tilt-turn sash']);
     });
 
+    it('then a surcharge line names its percent as the template states it, without float noise', () => {
+      const label = (percent: number) => {
+        const body = exampleTemplateBody();
+        body.pricingRules[7] = { level: 'template', calculation: 'percentage', percent };
+        const template = validateTemplate(body).template!;
+        const configuration = validateConfiguration(template, exampleConfigurationInput()).configuration!;
+        return priceConfiguration(template, 'tpl_demo', configuration, 'EUR', 'en').lineItems[7].description;
+      };
+      expect([label(12.34567), label(0.1 + 0.2)]).toEqual(['12.34567% surcharge', '0.3% surcharge']);
+    });
+
     it('then two units double every total', () => {
       const template = validateTemplate(exampleTemplateBody()).template!;
       const configuration = validateConfiguration(template, { ...exampleConfigurationInput(), unitAmount: 2 }).configuration!;
