@@ -60,6 +60,10 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
     expect([null, 'pending', 'generating', 'ready']).toContain((await f.quote(org, quoteId)).pdf.status);
     await f.send(org, quoteId);
     const before = Date.now();
+    // The send makes the PDF again (its date and validity): the quote e-mail goes out with that
+    // one. Read before, `ready` may still be the PDF made at creation, just before the send re-arms
+    // it, and its link then finds no ready PDF (seen on the real engines in CI).
+    await f.awaitMails(quoteId);
     const quote = await readyPdf(quoteId);
     const url = new URL(quote.pdf.url);
     expect(`${url.origin}${url.pathname}`).toBe(`${BASE}/files/quotes/${quoteId}/v/1.pdf`);

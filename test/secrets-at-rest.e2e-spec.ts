@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { MongoClient } from 'mongodb';
 import { Webhook } from 'standardwebhooks';
 import { createLogger } from '@lib/observability';
 import { WebhookReceiver, type ReceivedWebhook } from '@lib/webhooks/testing/webhook-receiver';
@@ -59,6 +60,16 @@ function verifiesWith(received: ReceivedWebhook, secret: string): { service: boo
  * key before they go into an event, so neither the event log nor the bus that relays it holds one
  * (docs/decisions/webhooks.md, Signing).
  */
+/** Every stored idempotency record of the gateways' shared state on MongoDB, as bytes to scan. */
+async function mongoIdempotencyKeys(url: string): Promise<Buffer> {
+  const client = await MongoClient.connect(url);
+  try {
+    return Buffer.from(JSON.stringify(await client.db().collection('gateway_idempotency_keys').find({}).toArray()));
+  } finally {
+    await client.close();
+  }
+}
+
 describe('secrets at rest', () => {
   let app: TestApp;
   let receiver: WebhookReceiver;
@@ -114,8 +125,8 @@ describe('secrets at rest', () => {
     const logs = storedBytes(app.config.dataDir, (name) => name.startsWith('events.db') || name.startsWith('bus.db'));
     expect(logs.includes(Buffer.from(submitted.body.submissionId))).toBe(true); // the scan sees the logs
     expect({ quoteTokenInTheLogs: logs.includes(Buffer.from(quoteToken)) }).toEqual({ quoteTokenInTheLogs: false });
-    // Nor the idempotency keys: their scope holds the token's hash.
-    const keys = storedBytes(app.config.dataDir, (name) => name.startsWith('idempotency.db'));
+    // Nor the idempotency keys: their scope holds the token's hash (in MongoDB when it is used).
+    const keys = app.config.mongodbUrl ? await mongoIdempotencyKeys(app.config.mongodbUrl) : storedBytes(app.config.dataDir, (name) => name.startsWith('idempotency.db'));
     expect(keys.includes(Buffer.from('answer-1'))).toBe(true); // the scan sees the key
     expect({ quoteTokenInTheIdempotencyKeys: keys.includes(Buffer.from(quoteToken)) }).toEqual({ quoteTokenInTheIdempotencyKeys: false });
   });
