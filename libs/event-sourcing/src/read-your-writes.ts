@@ -75,7 +75,7 @@ export class ReadYourWrites {
    * of a projector in another process reads it often then, and seldom otherwise.
    */
   progressWanted(): boolean {
-    return this.waiters.length > 0 || this.minimum() < this.missed;
+    return this.waiters.length > 0 || this.refusingWrites();
   }
 
   /** Calls `listener` whenever a write starts waiting for progress not reported yet. */
