@@ -1,5 +1,5 @@
 import { CONFIGURATOR } from './configurator.messages';
-import { api, el, field, fill, idempotencyKey, languageSwitch, moneyFormat, pageContext, refocus, showErrors, unitPriceFormat } from './dom';
+import { api, el, field, fill, languageSwitch, moneyFormat, pageContext, refocus, requestKeys, showErrors, unitPriceFormat } from './dom';
 import { fieldErrorsOf, localizeFieldMessage, placeFor, type FieldError } from './field-messages';
 import { formatSize, parseSizeInput, sizeInputValue, unitLabel, type UnitSystem } from './units';
 import { VALIDATION } from './validation.messages';
@@ -167,7 +167,7 @@ class Configurator {
    * and customer, so that a retry after an answer that got lost is answered with the first
    * submission instead of making another.
    */
-  private submitKey: { basis: string; key: string } | null = null;
+  private readonly submitKey = requestKeys();
   private readonly online = () => {
     if (this.failures) this.retryNow();
   };
@@ -784,14 +784,12 @@ class Configurator {
       const value = (this.customer[key] ?? '').trim();
       customer[key] = value === '' ? (key === 'name' || key === 'email' ? '' : null) : value;
     }
-    const basis = JSON.stringify([this.expectedHash, customer]);
-    if (this.submitKey?.basis !== basis) this.submitKey = { basis, key: idempotencyKey() };
     this.submitButton.disabled = true;
     this.submitButton.textContent = t.submitting;
     const res = await api<{ submissionId: string }>(context, 'POST', `sessions/${this.sessionId}/submit`, {
       body: { customer },
       token: this.token,
-      headers: { 'Idempotency-Key': this.submitKey.key },
+      headers: { 'Idempotency-Key': this.submitKey([this.expectedHash, customer]) },
     });
     this.submitButton.disabled = false;
     this.submitButton.textContent = t.submit;

@@ -1,5 +1,5 @@
 import { CONTACT } from './contact.messages';
-import { api, el, field, fill, idempotencyKey, languageSwitch, pageContext, refocus, showErrors } from './dom';
+import { api, el, field, fill, languageSwitch, pageContext, refocus, requestKeys, showErrors } from './dom';
 import { fieldErrorsOf, localizeFieldMessage, placeFor } from './field-messages';
 import { formatSize } from './units';
 import { VALIDATION } from './validation.messages';
@@ -16,7 +16,7 @@ function form(org: string): HTMLElement {
    * The `Idempotency-Key` of the enquiry: the same for every attempt with the same text, so a
    * retry after an answer that was lost is answered with the lead it made, not a second one.
    */
-  let sendKey: { basis: string; key: string } | null = null;
+  const sendKey = requestKeys();
   const general = el('p', { class: 'error general', role: 'alert' });
   const send = el('button', { type: 'submit', class: 'primary' }, t.send) as HTMLButtonElement;
   const node = el(
@@ -28,11 +28,9 @@ function form(org: string): HTMLElement {
         const data = new FormData(node as HTMLFormElement);
         const text = (key: string) => String(data.get(key) ?? '').trim();
         const body = { name: text('name'), email: text('email'), phone: text('phone') || null, message: text('message') };
-        const basis = JSON.stringify(body);
-        if (sendKey?.basis !== basis) sendKey = { basis, key: idempotencyKey() };
         send.disabled = true;
         send.textContent = t.sending;
-        const res = await api<{ id: string }>(context, 'POST', `${encodeURIComponent(orgSlug)}/leads`, { body, headers: { 'Idempotency-Key': sendKey.key } });
+        const res = await api<{ id: string }>(context, 'POST', `${encodeURIComponent(orgSlug)}/leads`, { body, headers: { 'Idempotency-Key': sendKey(body) } });
         send.disabled = false;
         send.textContent = t.send;
         refocus(send);

@@ -78,6 +78,20 @@ export function idempotencyKey(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
+/**
+ * The `Idempotency-Key` of each attempt of a request: the same for every attempt of the same
+ * request (the same `request` value, as JSON), a fresh one once it changes. So a retry after an
+ * answer that was lost gets the first answer, and another request is not mistaken for it.
+ */
+export function requestKeys(): (request: unknown) => string {
+  let last: { basis: string; key: string } | null = null;
+  return (request) => {
+    const basis = JSON.stringify(request);
+    if (last?.basis !== basis) last = { basis, key: idempotencyKey() };
+    return last.key;
+  };
+}
+
 /** Links to the same page in the other languages (`?lang=`). */
 export function languageSwitch(current: Locale, label: string): HTMLElement {
   const nav = el('nav', { class: 'languages', 'aria-label': label });

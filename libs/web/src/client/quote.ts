@@ -1,4 +1,4 @@
-import { api, dateFormat, dateTimeFormat, el, fill, idempotencyKey, languageSwitch, moneyFormat, pageContext, quantityFormat, refocus, taxRateFormat, unitPriceFormat } from './dom';
+import { api, dateFormat, dateTimeFormat, el, fill, languageSwitch, moneyFormat, pageContext, quantityFormat, refocus, requestKeys, taxRateFormat, unitPriceFormat } from './dom';
 import { QUOTE } from './quote.messages';
 
 interface CustomerQuote {
@@ -180,7 +180,7 @@ function responses(version: number, typed: Typed): HTMLElement {
  * The `Idempotency-Key` of the answer: the same for every attempt of the same answer, so a retry
  * after an answer that was lost is told the quote is answered, not refused as already answered.
  */
-let answerKey: { basis: string; key: string } | null = null;
+const answerKey = requestKeys();
 
 /**
  * Sends the answer. A failure leaves the page as it is, typed text included, and says so; only a
@@ -188,13 +188,11 @@ let answerKey: { basis: string; key: string } | null = null;
  * carried over (not the confirmation: that was for the version answered).
  */
 async function respond(action: 'accept' | 'reject', body: { name: string | null; reason?: string | null; version: number }): Promise<void> {
-  const basis = JSON.stringify([action, body]);
-  if (answerKey?.basis !== basis) answerKey = { basis, key: idempotencyKey() };
   const buttons = (disabled: boolean) => app.querySelectorAll('button').forEach((button) => ((button as HTMLButtonElement).disabled = disabled));
   const pressed = document.activeElement instanceof HTMLButtonElement ? document.activeElement : null;
   buttons(true);
   notices.textContent = '';
-  const res = await api<CustomerQuote>(context, 'POST', `${path}/${action}`, { body, headers: { 'Idempotency-Key': answerKey.key } });
+  const res = await api<CustomerQuote>(context, 'POST', `${path}/${action}`, { body, headers: { 'Idempotency-Key': answerKey([action, body]) } });
   if (res.ok) {
     render(res.body);
     (app.querySelector('.banner') as HTMLElement | null)?.setAttribute('tabindex', '-1');
