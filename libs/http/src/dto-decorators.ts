@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import Decimal from 'decimal.js';
-import { IsIn, IsNumber, IsString, Max, Min, ValidateIf } from 'class-validator';
+import { IsEmail, IsIn, IsNumber, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { CURRENCY_CODES, stripHtml, toMoneyNumber } from '@lib/shared';
 
 /** Free text is stored as plain text; length limits apply to what is stored. */
@@ -48,6 +48,14 @@ export const RoundedHalfUp = (decimals: number) =>
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return value;
     return toMoneyNumber(new Decimal(value).toDecimalPlaces(decimals, Decimal.ROUND_HALF_UP));
   });
+
+/**
+ * An e-mail address, trimmed, of at most `maxLength` characters; combine with IsDefined (or
+ * IfPresent). A value of another kind is told only that it must be a string (the validation
+ * pipe's kind rule), not that it is too long or no address.
+ */
+export const EmailAddress = (maxLength: number) =>
+  applyDecorators(Trimmed(), IsString(), IsEmail({}, { message: '$property must be a valid e-mail address' }), MaxLength(maxLength));
 
 /** An upper-case ISO 4217 code of CURRENCY_CODES (docs/decisions/quotes.md); combine with IfPresent where it is optional. */
 export const IsCurrencyCode = () => applyDecorators(IsString(), IsIn(CURRENCY_CODES, { message: 'currency must be an ISO 4217 code such as EUR' }));

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsEmail, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
-import { EmptyClears, IfPresent, NullablePlainText, PageQuery, PlainText, Trimmed } from '@lib/http';
+import { IsDefined, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { EmailAddress, EmptyClears, IfPresent, NullablePlainText, PageQuery, PlainText, Trimmed } from '@lib/http';
 import { CONTACT_FIELD_LIMITS as MAX } from '../domain/contact.limits';
 
 const nullableText = (maxLength: number, description?: string) => ({ type: String, nullable: true, maxLength, description });
@@ -13,7 +13,7 @@ const EXTERNAL_REF_DOC = nullableText(MAX.externalRef, 'Link to an external syst
 
 export class UpsertContactDto {
   @ApiProperty({ format: 'email', maxLength: MAX.email, description: 'Upsert key, compared case-insensitively; stored lower-cased.' })
-  @Trimmed() @IsDefined({ message: 'email is required' }) @IsString() @IsEmail({}, { message: 'email must be a valid e-mail address' }) @MaxLength(MAX.email)
+  @IsDefined({ message: 'email is required' }) @EmailAddress(MAX.email)
   email: string;
 
   @ApiPropertyOptional({ maxLength: MAX.name, description: 'HTML is stripped. Cannot be null.' })

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
-import { NullablePlainText, PageQuery, PlainText, Trimmed } from '@lib/http';
+import { IsDefined, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { EmailAddress, NullablePlainText, PageQuery, PlainText } from '@lib/http';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead.events';
 
 export const LEAD_LIMITS = { name: 200, email: 254, phone: 50, message: 5000 } as const;
@@ -11,7 +11,7 @@ export class SubmitLeadDto {
   name: string;
 
   @ApiProperty({ format: 'email', maxLength: LEAD_LIMITS.email })
-  @Trimmed() @IsDefined({ message: 'email is required' }) @IsString() @IsEmail({}, { message: 'email must be a valid e-mail address' }) @MaxLength(LEAD_LIMITS.email)
+  @IsDefined({ message: 'email is required' }) @EmailAddress(LEAD_LIMITS.email)
   email: string;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: LEAD_LIMITS.phone, description: 'HTML is stripped.' })

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsDefined, IsEmail, IsIn, IsNotEmpty, IsNotEmptyObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
-import { Trimmed } from '@lib/http';
+import { IsDefined, IsIn, IsNotEmpty, IsNotEmptyObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { EmailAddress } from '@lib/http';
 import { SESSION_LOCALES, SESSION_ORIGINS, type SessionLocale, type SessionOrigin } from '../domain/session.events';
 
 export class StartSessionDto {
@@ -31,7 +31,7 @@ export class CustomerDto {
   name: string;
 
   @ApiProperty({ format: 'email', maxLength: CUSTOMER_LIMITS.email })
-  @Trimmed() @IsDefined() @IsString() @IsEmail({}, { message: 'email must be a valid e-mail address' }) @MaxLength(CUSTOMER_LIMITS.email)
+  @IsDefined() @EmailAddress(CUSTOMER_LIMITS.email)
   email: string;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: CUSTOMER_LIMITS.phone })
