@@ -12,8 +12,8 @@ export const IDLE_CHECKPOINT_POLL_MS = 1_000;
  * When the projector runs in another process, the gateway learns its progress from the
  * checkpoints stored beside the read models, so writes can still wait for read-your-writes. It
  * reads them every CHECKPOINT_POLL_MS while a write waits, at once when one starts waiting, and
- * every IDLE_CHECKPOINT_POLL_MS otherwise: an idle gateway used to send 400 reads a second to the
- * read store (one per projection every 20 ms), which on FerretDB took most of a core and made
+ * every IDLE_CHECKPOINT_POLL_MS otherwise: an idle gateway used to send about 370 reads a second to
+ * the read store (one per projection every 20 ms; counted on FerretDB), which on FerretDB took most of a core and made
  * writes wait long enough to be refused (found by a review on the real engines).
  */
 @Injectable()
