@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { upcast, withoutBookkeeping, type ProjectionContext } from '@lib/event-sourcing';
-import { computeTotals, lineTotal } from '@lib/shared';
 import { EventStore, type RecordedEvent } from '@lib/event-store';
 import { ReadStore, type ReadDocument, type SortKey } from '@lib/read-store';
+import { computeTotals, lineTotal } from '@lib/shared';
 import { quoteDecider, type Quote } from '../domain/quote.decider';
 import { quoteStream, type QuoteEvent, type QuoteLineItem, type QuoteTerms, type QuoteTotals } from '../domain/quote.events';
 import {
