@@ -135,6 +135,12 @@ describe('storefront and configuration sessions', () => {
       expect(fieldPaths(res)).toEqual(expect.arrayContaining(['templateId', 'origin', 'locale', 'colour']));
     });
 
+    it('refuses an origin or locale of null: they have no null, and absent is how to ask for the default', async () => {
+      const res = await start({ templateId, origin: null, locale: null });
+      expect(res.status).toBe(422);
+      expect(fieldPaths(res).sort()).toEqual(['locale', 'origin']);
+    });
+
     it("answers 404 for an unknown template, another organization's template and an unknown slug", async () => {
       for (const [slug, id] of [[org.slug, 'tpl_unknown'], [org.slug, otherTemplateId], ['no-such-org', templateId]]) {
         const res = await start({ templateId: id }, slug);

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsDefined, IsIn, IsNotEmpty, IsNotEmptyObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
-import { EmailAddress } from '@lib/http';
+import { EmailAddress, IfPresent } from '@lib/http';
 import { SESSION_LOCALES, SESSION_ORIGINS, type SessionLocale, type SessionOrigin } from '../domain/session.events';
 
 export class StartSessionDto {
@@ -10,11 +10,11 @@ export class StartSessionDto {
   templateId: string;
 
   @ApiPropertyOptional({ enum: SESSION_ORIGINS, default: 'storefront', description: '`org_customize`: an organization user configuring for a customer' })
-  @IsOptional() @IsIn(SESSION_ORIGINS)
+  @IfPresent() @IsIn(SESSION_ORIGINS)
   origin?: SessionOrigin;
 
   @ApiPropertyOptional({ enum: SESSION_LOCALES, description: "Defaults to the organization's locale" })
-  @IsOptional() @IsIn(SESSION_LOCALES)
+  @IfPresent() @IsIn(SESSION_LOCALES)
   locale?: SessionLocale;
 }
 
