@@ -185,6 +185,29 @@ describe('GET /storefront/v1/sessions/{sessionId}/stream', () => {
     expect(pushed.data.pricing.lineItems[0].description).toBe('From elsewhere');
   });
 
+  it('keeps at most 10 streams of one session open: 429 rate_limited beyond, room again once one closes', async () => {
+    const { sessionId, customerToken } = await startSession(app, org);
+    const path = `/storefront/v1/sessions/${sessionId}/stream?token=${customerToken}`;
+    const streams: EventStreamClient[] = [];
+    for (let i = 0; i < 10; i++) streams.push(await open(path));
+    expect(streams.map((s) => s.response.statusCode)).toEqual(Array(10).fill(200));
+    const refused = await open(path);
+    expect(refused.response.statusCode).toBe(429);
+    expect(refused.response.headers['retry-after']).toBe('15');
+    for (let i = 0; i < 50 && !refused.ended; i++) await pause(10);
+    expect(JSON.parse(refused.body).error.code).toBe('rate_limited');
+    // Another session of the same customer is not affected.
+    const other = await startSession(app, org);
+    expect((await open(`/storefront/v1/sessions/${other.sessionId}/stream?token=${other.customerToken}`)).response.statusCode).toBe(200);
+    streams[0].close();
+    let reopened: EventStreamClient | undefined;
+    for (let i = 0; i < 50 && reopened?.response.statusCode !== 200; i++) {
+      await pause(20);
+      reopened = await open(path);
+    }
+    expect(reopened?.response.statusCode).toBe(200);
+  });
+
   it('tells EventSource how soon to reconnect; a client that leaves breaks nothing', async () => {
     const { sessionId, customerToken } = await startSession(app, org);
     const stream = await open(`/storefront/v1/sessions/${sessionId}/stream?token=${customerToken}`);
@@ -216,6 +239,12 @@ describe('the session stream over time', () => {
       const fallback = await stream.next((e) => e.data.pricing.awaitingExternal === false, 3_000);
       expect(fallback.data).toMatchObject({ status: 'active', pricing: { source: 'base' } });
       await stream.next((e) => e.data.status === 'expired', 4_000);
+      // Nothing changes after expiry: the stream ends, and a new one is told there is nothing to follow.
+      for (let i = 0; i < 100 && !stream.ended; i++) await pause(10);
+      expect(stream.ended).toBe(true);
+      const again = await EventStreamClient.open(base, `/storefront/v1/sessions/${sessionId}/stream?token=${customerToken}`);
+      expect(again.response.statusCode).toBe(204);
+      again.close();
     } finally {
       stream.close();
     }

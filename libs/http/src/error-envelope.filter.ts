@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '@lib/shared';
+import { DomainError, RateLimited } from '@lib/shared';
 import { statusOf } from './error-status';
 
 export interface ErrorBody {
@@ -24,7 +24,7 @@ const HTTP_CODES: Record<number, [string, string]> = {
 export function toErrorResponse(exception: unknown): { status: number; body: ErrorBody; retryAfter?: number } {
   if (exception instanceof DomainError) {
     const status = statusOf(exception.code);
-    const retryAfter = exception.code === 'unavailable' ? 1 : undefined;
+    const retryAfter = exception instanceof RateLimited ? exception.retryAfterSeconds : exception.code === 'unavailable' ? 1 : undefined;
     return { status, body: errorBody(exception.code, exception.message, exception.details), retryAfter };
   }
   if (exception instanceof HttpException) {

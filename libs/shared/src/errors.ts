@@ -68,6 +68,14 @@ export class ReadOnlyKey extends DomainError {
   }
 }
 
+/** A limit of the product's own, beside the request rates of libs/http: 429 with `Retry-After`. */
+export class RateLimited extends DomainError {
+  readonly code = 'rate_limited';
+  constructor(message: string, readonly retryAfterSeconds: number) {
+    super(message);
+  }
+}
+
 export class Unavailable extends DomainError {
   readonly code = 'unavailable';
   constructor(message = 'A backing service is unavailable; retry shortly.', details?: Record<string, unknown>) {

@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { Controller, Get, Inject, Optional, Param, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiErrors, bearerToken } from '@lib/http';
 import { countWhenClosed, Metrics } from '@lib/observability';
@@ -25,19 +25,26 @@ export class SessionStreamController {
   @ApiOperation({
     summary: 'Follow the session live (Server-Sent Events)',
     description:
-      '`event: session` with the session object (as GET /storefront/v1/sessions/{sessionId}) at once and after every change: configuration, external price, submit, the end of the live-pricing wait, expiry. Comment lines are heartbeats.',
+      '`event: session` with the session object (as GET /storefront/v1/sessions/{sessionId}) at once and after every change: configuration, external price, submit, the end of the live-pricing wait, expiry. Comment lines are heartbeats. ' +
+      'The stream ends after pushing the expiry; a stream asked for an expired session answers 204 (EventSource then stops reconnecting). ' +
+      'At most 10 streams of one session are open at a time: 429 `rate_limited` beyond.',
   })
   @ApiProduces('text/event-stream')
   @ApiQuery({ name: 'token', required: false, description: 'The customer token, for clients that cannot send `Authorization` (EventSource)' })
   @ApiOkResponse({ description: 'A text/event-stream that stays open', content: { 'text/event-stream': { schema: { type: 'string' } } } })
-  @ApiErrors('unauthorized')
+  @ApiNoContentResponse({ description: 'The session has expired: nothing more to follow' })
+  @ApiErrors('unauthorized', 'not_found', 'rate_limited')
   async stream(
     @Param('sessionId') sessionId: string,
     @Query('token') queryToken: string | undefined,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    await this.sessions.authorize(sessionId, bearerToken(request) ?? (typeof queryToken === 'string' ? queryToken : null));
+    const document = await this.sessions.authorize(sessionId, bearerToken(request) ?? (typeof queryToken === 'string' ? queryToken : null));
+    // An expired session changes no more: 204 tells EventSource not to reconnect (the stream that
+    // was open pushed the expiry, then ended).
+    if (this.sessions.isExpired(document)) return void reply.status(204).send();
+    if (request.method !== 'HEAD') this.streams.admit(sessionId);
     // From here on the response is ours: Fastify must neither send nor time it out, nor count it in
     // the request metrics (its onResponse hook does not run), so the stream is counted when it ends.
     reply.hijack();

@@ -2,7 +2,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Inject, Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
 import { ReadYourWrites } from '@lib/event-sourcing';
 import { Metrics } from '@lib/observability';
-import { Clock, MAX_TIMER_MS, NotFound } from '@lib/shared';
+import { Clock, MAX_TIMER_MS, NotFound, RateLimited } from '@lib/shared';
 import { SessionReader } from '../application/session-reader';
 import { SessionChangeFeed, type SessionChange } from './session-change-feed';
 
@@ -21,10 +21,17 @@ const ADJUSTMENT_RECEIVED = 'session.v1.adjustmentReceived';
 export const HEARTBEAT_MS = 15_000;
 
 /**
+ * Open streams of one session in one process, at most: a customer's tabs are a handful; more is a
+ * client holding sockets open (each stream lives as long as the session, up to its idle expiry).
+ */
+export const MAX_STREAMS_PER_SESSION = 10;
+
+/**
  * One customer's Server-Sent Events stream (decisions §6): `event: session` with the storefront
  * session object now and whenever it changes — by an event of the session (configuration,
  * adjustment, submit) or by time alone (the live-pricing wait ends, the session expires).
- * Pushes run one after another and an unchanged object is not sent again.
+ * Pushes run one after another and an unchanged object is not sent again. An expired session
+ * changes no more: the stream ends after pushing it.
  */
 class SessionEventStream {
   private readonly logger = new Logger('SessionStream');
@@ -82,6 +89,7 @@ class SessionEventStream {
       // The live pricing loop's last leg: a partner's adjustment reaching the customer.
       if (change?.type === ADJUSTMENT_RECEIVED) this.metrics?.pricingLoop('adjustment_pushed', this.clock.now() - change.recordedAt);
     }
+    if (session.status === 'expired') return this.close();
     this.schedule(changesAt);
   }
 
@@ -111,6 +119,7 @@ class SessionEventStream {
 @Injectable()
 export class SessionEventStreams implements OnModuleDestroy {
   private readonly open = new Set<SessionEventStream>();
+  private readonly openPerSession = new Map<string, number>();
 
   constructor(
     private readonly feed: SessionChangeFeed,
@@ -120,11 +129,28 @@ export class SessionEventStreams implements OnModuleDestroy {
     @Optional() @Inject(Metrics) private readonly metrics: Metrics | null = null,
   ) {}
 
-  /** Serves the stream on a response the caller has taken over from the framework; never throws. */
+  /** 429 `rate_limited` when the session has MAX_STREAMS_PER_SESSION streams open here already. */
+  admit(sessionId: string): void {
+    if ((this.openPerSession.get(sessionId) ?? 0) < MAX_STREAMS_PER_SESSION) return;
+    throw new RateLimited(`This session has ${MAX_STREAMS_PER_SESSION} live streams open already; close one first.`, HEARTBEAT_MS / 1000);
+  }
+
+  /**
+   * Serves the stream on a response the caller has taken over from the framework (after admit, in
+   * the same turn); never throws.
+   */
   async serve(sessionId: string, response: ServerResponse, headers: OutgoingHttpHeaders): Promise<void> {
-    const stream: SessionEventStream = new SessionEventStream(sessionId, response, this.reader, this.readYourWrites, this.clock, () => this.open.delete(stream), this.metrics);
+    const stream: SessionEventStream = new SessionEventStream(sessionId, response, this.reader, this.readYourWrites, this.clock, () => this.forget(stream, sessionId), this.metrics);
     this.open.add(stream);
+    this.openPerSession.set(sessionId, (this.openPerSession.get(sessionId) ?? 0) + 1);
     await stream.start(this.feed, headers);
+  }
+
+  private forget(stream: SessionEventStream, sessionId: string): void {
+    this.open.delete(stream);
+    const left = (this.openPerSession.get(sessionId) ?? 1) - 1;
+    if (left > 0) this.openPerSession.set(sessionId, left);
+    else this.openPerSession.delete(sessionId);
   }
 
   /** Ends every open stream (at shutdown, before the server drains; clients reconnect after `retry`). */
