@@ -435,6 +435,12 @@ describe('quote decider', () => {
       given(created, sent).when({ type: 'viewQuote', tokenHash: LINK.tokenHash, at: T0 + 2 * HOUR }).then(viewed);
     });
 
+    it('given a sent quote past validUntil (the expiry check not yet round), when the customer opens it, then nothing is recorded', () => {
+      const validUntil = T0 + HOUR + 30 * DAY_MS;
+      given(created, sent).when({ type: 'viewQuote', tokenHash: LINK.tokenHash, at: validUntil }).then();
+      given(created, sent).when({ type: 'viewQuote', tokenHash: LINK.tokenHash, at: validUntil - 1 }).then({ ...viewed, data: { ...viewed.data, at: validUntil - 1 } });
+    });
+
     it('given a viewed quote, when the customer opens it again, then nothing happens', () => {
       given(created, sent, viewed).when({ type: 'viewQuote', tokenHash: LINK.tokenHash, at: AT }).then();
     });

@@ -308,8 +308,10 @@ function decide(command: QuoteCommand, state: QuoteState): QuoteEvent[] {
 
     case 'viewQuote': {
       const quote = linked(state, command.tokenHash);
-      // Only the first view of a sent version counts; later views change nothing.
-      if (quote.status !== 'sent') return [];
+      // Only the first view of a sent version counts; later views change nothing. Nor does a view
+      // past validUntil: the quote is expired from that instant, whether or not the expiry check
+      // has recorded it yet, and is not "viewed" after it.
+      if (quote.status !== 'sent' || command.at >= quote.validUntil) return [];
       return [{ type: 'quote.v1.viewed', data: { organizationId: quote.organizationId, quoteId: quote.quoteId, ...subject(quote, 'viewed'), at: changedAt(quote, command.at) } }];
     }
 
