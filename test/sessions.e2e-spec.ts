@@ -36,7 +36,8 @@ describe('storefront and configuration sessions', () => {
 
   beforeAll(async () => {
     app = await TestApp.start();
-    [org, other] = await Promise.all([app.createOrganization(), app.createOrganization()]);
+    // Live pricing on, with no URL to ask: adjustments are shown and frozen, nobody is waited for.
+    [org, other] = await Promise.all([app.createOrganization({ settings: { externalPricingEnabled: true } }), app.createOrganization()]);
     templateId = await createTemplate(org.organizationId, { name: 'Tilt-turn window' });
     await createTemplate(org.organizationId, { name: 'awning window', productCategory: 'awning' });
     otherTemplateId = await createTemplate(other.organizationId);
@@ -337,8 +338,32 @@ describe('storefront and configuration sessions', () => {
       expect(submission.externalPricing.lineItems.map((l: { description: string }) => l.description)).toEqual(['Window', 'Sill', 'Delivery']);
     });
 
+    it('shows and freezes no partner price once the organization switches live pricing off; shows it again when it is back on', async () => {
+      const live = await app.createOrganization({ settings: { externalPricingEnabled: true } });
+      const liveTemplate = await createTemplate(live.organizationId);
+      const { sessionId, customerToken } = await startSession(live.slug, { templateId: liveTemplate });
+      const { configHash: hash, basePricing } = (await configure(sessionId, customerToken)).body;
+      await adjust(sessionId, hash);
+      expect((await read(sessionId, customerToken)).body.pricing).toMatchObject({ source: 'external', subtotal: 716.67 });
+      const setLivePricing = (on: boolean) =>
+        app.request('PATCH', `/admin/v1/organizations/${live.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { externalPricingEnabled: on } } });
+
+      expect((await setLivePricing(false)).status).toBe(200);
+      const off = (await read(sessionId, customerToken)).body;
+      expect(off.pricing).toEqual({ source: 'base', lineItems: basePricing.lineItems, subtotal: basePricing.subtotal, awaitingExternal: false });
+      // The answer itself is still the session's: the api-v1 object shows it.
+      expect(off.adjustments).toMatchObject({ configHash: hash, subtotal: 716.67 });
+      expect((await setLivePricing(true)).status).toBe(200);
+      expect((await read(sessionId, customerToken)).body.pricing).toMatchObject({ source: 'external', subtotal: 716.67 });
+
+      expect((await setLivePricing(false)).status).toBe(200);
+      const { submissionId } = (await submit(sessionId, customerToken)).body;
+      const submission = (await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: live.apiKey })).body;
+      expect(submission).toMatchObject({ basePricing: { subtotal: basePricing.subtotal }, externalPricing: null });
+    });
+
     it('waits for an external price while live pricing is on and none has arrived', async () => {
-      const live = await app.createOrganization({ settings: { externalPricingEnabled: true, pricingTimeoutMs: 60_000 } });
+      const live = await app.createOrganization({ settings: { externalPricingEnabled: true, pricingWebhookUrl: 'https://partner.example.com/pricing', pricingTimeoutMs: 60_000 } });
       const liveTemplate = await createTemplate(live.organizationId);
       const { sessionId, customerToken, session } = await startSession(live.slug, { templateId: liveTemplate });
       expect(session.pricing.awaitingExternal).toBe(false);
@@ -346,6 +371,16 @@ describe('storefront and configuration sessions', () => {
       expect(configured.pricing).toMatchObject({ source: 'base', awaitingExternal: true });
       await adjust(sessionId, configured.configHash);
       expect((await read(sessionId, customerToken)).body.pricing).toMatchObject({ source: 'external', awaitingExternal: false });
+    });
+
+    it('does not wait while live pricing has no URL to ask (neither pricingWebhookUrl nor webhookUrl); with one, it does', async () => {
+      const live = await app.createOrganization({ settings: { externalPricingEnabled: true, pricingTimeoutMs: 60_000 } });
+      const liveTemplate = await createTemplate(live.organizationId);
+      const { sessionId, customerToken } = await startSession(live.slug, { templateId: liveTemplate });
+      expect((await configure(sessionId, customerToken)).body.pricing).toMatchObject({ source: 'base', awaitingExternal: false });
+      const patched = await app.request('PATCH', `/admin/v1/organizations/${live.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { webhookUrl: 'https://crm.example.com/hooks' } } });
+      expect(patched.status).toBe(200);
+      expect((await read(sessionId, customerToken)).body.pricing).toMatchObject({ source: 'base', awaitingExternal: true });
     });
   });
 

@@ -14,7 +14,10 @@ export interface SessionReadContext {
 }
 
 export interface LivePricingSettings {
+  /** live pricing is on: the partner's price is shown */
   externalPricingEnabled: boolean;
+  /** and it has a URL to ask (pricingWebhookUrl, else webhookUrl): a price may be coming */
+  asksPartner: boolean;
   /** customer-facing wait for an external price (callback.timeoutMs) */
   pricingTimeoutMs: number;
 }
@@ -47,12 +50,14 @@ export function toSessionObject(session: SessionDocument, { now, idleTtlMs }: Se
  */
 export function toStorefrontSession(session: SessionDocument, context: SessionReadContext, live: LivePricingSettings) {
   const object = toSessionObject(session, context);
-  if (object.adjustments) {
+  // Live pricing switched off: the product's own price again, as submit will take it.
+  if (object.adjustments && live.externalPricingEnabled) {
     const { lineItems, subtotal } = object.adjustments;
     return { ...object, pricing: { source: 'external' as const, lineItems: inDisplayOrder(lineItems), subtotal, awaitingExternal: false } };
   }
   const awaitingExternal =
     live.externalPricingEnabled &&
+    live.asksPartner &&
     object.status === 'active' &&
     session.configuredAt !== null &&
     context.now - session.configuredAt < live.pricingTimeoutMs;
@@ -110,7 +115,9 @@ export class SessionReader {
     const document = await this.find(sessionId);
     if (!document) throw new NotFound('Session');
     const organization = await this.organizations.get(document.organizationId);
-    const live = { externalPricingEnabled: organization.settings.externalPricingEnabled, pricingTimeoutMs: organization.settings.pricingTimeoutMs };
+    const { externalPricingEnabled, pricingWebhookUrl, webhookUrl, pricingTimeoutMs } = organization.settings;
+    // Live pricing with no URL to send `pricing.calculated` to asks no one: nothing to wait for.
+    const live = { externalPricingEnabled, asksPartner: (pricingWebhookUrl ?? webhookUrl) !== null, pricingTimeoutMs };
     const session = toStorefrontSession(document, this.readContext(), live);
     return { session, changesAt: nextTimedChange(document, session, live) };
   }

@@ -211,7 +211,7 @@ export class SubmitSessionHandler implements ICommandHandler<SubmitSession, { su
       const { newEvents } = await this.repository.handle(
         sessionDecider,
         sessionStream(sessionId),
-        { type: 'submitSession', submissionId, customer, configHash: session.configHash, basePricing, at, idleTtlMs },
+        { type: 'submitSession', submissionId, customer, configHash: session.configHash, basePricing, livePricing: organization.settings.externalPricingEnabled, at, idleTtlMs },
         { metadata: { actor }, what: 'The session' },
       );
       const submitted = newEvents[0];

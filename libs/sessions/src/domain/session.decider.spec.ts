@@ -50,7 +50,7 @@ function when(given: SessionEvent[], command: SessionCommand): SessionEvent[] {
 const configure = (at: number, c = wider, h = widerHash, p = widerPricing): SessionCommand => ({
   type: 'changeConfiguration', configuration: c, configHash: h, basePricing: p, at, idleTtlMs: TTL,
 });
-const submit = (at: number, h = hash): SessionCommand => ({ type: 'submitSession', submissionId: 'sub_1', customer, configHash: h, basePricing: pricing, at, idleTtlMs: TTL });
+const submit = (at: number, h = hash, livePricing = true): SessionCommand => ({ type: 'submitSession', submissionId: 'sub_1', customer, configHash: h, basePricing: pricing, livePricing, at, idleTtlMs: TTL });
 const adjust = (at: number, h = hash): SessionCommand => ({ type: 'recordAdjustment', configHash: h, lineItems: lines, subtotal: 700, at, idleTtlMs: TTL });
 
 describe('session decider', () => {
@@ -126,6 +126,11 @@ describe('session decider', () => {
     it('when it is submitted, then the adjustment is frozen onto the submission', () => {
       const [event] = when([started, configured, adjusted], submit(3_000));
       expect(event).toMatchObject({ type: 'session.v1.submitted', data: { externalPricing: { configHash: hash, lineItems: lines, subtotal: 700, receivedAt: 2_500 } } });
+    });
+
+    it('when it is submitted after the organization switched live pricing off, then no adjustment is frozen: the base price stands', () => {
+      const [event] = when([started, configured, adjusted], submit(3_000, hash, false));
+      expect(event).toMatchObject({ type: 'session.v1.submitted', data: { externalPricing: null } });
     });
 
     it('when the configuration changes and then it is submitted, then the old adjustment is not frozen', () => {

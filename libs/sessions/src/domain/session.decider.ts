@@ -55,6 +55,8 @@ export type SessionCommand =
       /** the hash the caller validated and priced; a different current hash means the configuration changed meanwhile */
       configHash: string;
       basePricing: PricingBreakdown;
+      /** the organization's live pricing is on: only then does the partner's price go with the submission */
+      livePricing: boolean;
     } & Timed)
   | ({
       type: 'recordAdjustment';
@@ -142,7 +144,7 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
       assertCustomerMayWrite(session, command.at, command.idleTtlMs);
       if (!session.configuration || !session.configHash) throw new SessionNotConfigured();
       if (command.configHash !== session.configHash) throw new ConcurrentModification('The configuration');
-      const adjustment = currentAdjustment(session.adjustments, session.configHash);
+      const adjustment = command.livePricing ? currentAdjustment(session.adjustments, session.configHash) : null;
       const externalPricing: FrozenPricing | null = adjustment ? forDisplay(adjustment) : null;
       return [
         {
