@@ -283,6 +283,28 @@ describe('storefront and configuration sessions', () => {
     });
   });
 
+  describe('a configuration priced in more lines than a price may have', () => {
+    it('is refused at components (422) and changes nothing: base lines must fit the 200 of an adjustment or a quote', async () => {
+      // 14 rules per fixed pane; 15 panes of 200 mm make 210 lines, 14 make 196.
+      const perPane = Array.from({ length: 14 }, () => ({ level: 'component', target: 'F', calculation: 'perUnit', amount: 1 }));
+      const panes = await createTemplate(org.organizationId, { pricingRules: perPane });
+      const { sessionId, customerToken } = await startSession(org.slug, { templateId: panes });
+      const row = (count: number) => ({
+        width: 200 * count,
+        height: 1400,
+        components: Array.from({ length: count }, (_, i) => ({ id: `p${i + 1}`, componentId: 'F', width: 200, height: 1400, options: ['hr2'] })),
+      });
+      const fits = await configure(sessionId, customerToken, row(14));
+      expect(fits.status).toBe(200);
+      expect(fits.body.basePricing.lineItems).toHaveLength(196);
+
+      const refused = await configure(sessionId, customerToken, row(15));
+      expect(refused.status).toBe(422);
+      expect(refused.body.error.details.fields).toEqual([{ path: 'components', message: expect.stringContaining('210 lines') }]);
+      expect((await read(sessionId, customerToken)).body).toMatchObject({ configHash: fits.body.configHash, configuration: { width: 2800 } });
+    });
+  });
+
   describe('adjustments and pricing', () => {
     const lines: AdjustmentLineInput[] = [
       { description: '<i>Window</i>, installed', quantity: 2, unitPrice: 333.335, itemType: 'window', itemKey: 'component:c1:TT', externalRef: 'erp:line:1' },

@@ -5,7 +5,7 @@ import { AggregateRepository } from '@lib/event-sourcing';
 import { OrganizationDirectory } from '@lib/organizations';
 import { AmountTooLarge, APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, WriteStoredNotYetVisible, type AppConfig } from '@lib/shared';
 import { CreateSubmission, FreezeExternalPricing, priceExternalLineItems, type ExternalLineInput, type SubmissionCustomer } from '@lib/submissions';
-import { TemplateDirectory, configHash, priceConfiguration, validateConfiguration, type BasePricing } from '@lib/templates';
+import { TemplateDirectory, TooManyBaseLines, configHash, priceConfiguration, validateConfiguration, type BasePricing } from '@lib/templates';
 import { currentAdjustment, forDisplay } from '../domain/session-adjustments';
 import { assertCustomerMayWrite, sessionDecider, type SessionState } from '../domain/session.decider';
 import { SessionNotConfigured } from '../domain/session.errors';
@@ -157,7 +157,7 @@ function priceForSubmit(price: () => BasePricing): BasePricing {
   try {
     return price();
   } catch (error) {
-    throw error instanceof AmountTooLarge ? error.under('configuration') : error;
+    throw error instanceof AmountTooLarge || error instanceof TooManyBaseLines ? error.under('configuration') : error;
   }
 }
 

@@ -1,7 +1,7 @@
 import { AmountTooLarge } from '@lib/shared';
 import { Configuration, validateConfiguration } from './configuration';
 import { exampleConfigurationInput, exampleTemplateBody } from './example.fixture';
-import { BasePricing, priceConfiguration } from './pricing';
+import { BasePricing, MAX_BASE_LINE_ITEMS, priceConfiguration, TooManyBaseLines } from './pricing';
 import { TemplateBody, validateTemplate } from './template';
 
 const TEMPLATE_ID = 'tpl_1';
@@ -81,6 +81,33 @@ describe('priceConfiguration', () => {
     it('then a component rule charges once however many instances there are', () => {
       const pricing = price([{ level: 'component', target: 'TT', calculation: 'fixed', amount: 20 }]);
       expect(lines(pricing)).toEqual([['component:c1:TT', 20]]);
+    });
+  });
+
+  describe('given rules applied per part, more parts than lines a price may have', () => {
+    // 40 parts of 100 mm side by side; each rule is one line per part.
+    const parts = (count: number) => ({
+      width: 100 * count,
+      height: 1000,
+      components: Array.from({ length: count }, (_, i) => ({ id: `c${i + 1}`, componentId: 'TT', width: 100, height: 1000 })),
+    });
+    const perPart = (count: number) => Array.from({ length: count }, () => ({ level: 'component', target: 'TT', calculation: 'perUnit', amount: 1 }));
+
+    it(`then up to ${MAX_BASE_LINE_ITEMS} lines are priced`, () => {
+      const template = catalog(perPart(5), 5000);
+      expect(priceConfiguration(template, TEMPLATE_ID, configure(template, parts(40)), 'EUR').lineItems).toHaveLength(MAX_BASE_LINE_ITEMS);
+    });
+
+    it('then one line more is refused at components, with the count', () => {
+      const template = catalog(perPart(5), 5000);
+      const refuse = () => priceConfiguration(template, TEMPLATE_ID, configure(template, parts(41)), 'EUR');
+      expect(refuse).toThrow(TooManyBaseLines);
+      try {
+        refuse();
+      } catch (error) {
+        expect((error as TooManyBaseLines).details).toEqual({ fields: [{ path: 'components', message: expect.stringContaining('205 lines') }] });
+        expect((error as TooManyBaseLines).under('configuration').details).toEqual({ fields: [{ path: 'configuration.components', message: expect.stringContaining('205 lines') }] });
+      }
     });
   });
 

@@ -1,5 +1,5 @@
 import Decimal from 'decimal.js';
-import { checkedAmount, isRepresentableAmount, lineTotal, moneyDecimal, roundMoney } from '@lib/shared';
+import { checkedAmount, isRepresentableAmount, lineTotal, moneyDecimal, roundMoney, ValidationFailed } from '@lib/shared';
 import { Configuration } from './configuration';
 import { ComponentType, ItemType, PriceTier, PricingRule, TemplateBody } from './template';
 import { TemplateIndex, indexTemplate } from './template-index';
@@ -24,6 +24,32 @@ export interface BasePricing {
   subtotal: number;
 }
 
+/**
+ * The most lines a base price may have: api-v1's limit on line items (an adjustment, a quote's
+ * lines), so that a base breakdown can always be sent back unchanged as the spec promises.
+ */
+export const MAX_BASE_LINE_ITEMS = 200;
+
+/**
+ * A configuration whose base price would have more than MAX_BASE_LINE_ITEMS lines (rules applied
+ * per part multiply with the parts): refused (422 `validation_error`) at `components`, before
+ * anything is stored.
+ */
+export class TooManyBaseLines extends ValidationFailed {
+  constructor(
+    readonly count: number,
+    readonly path = 'components',
+  ) {
+    const message = `this configuration would be priced in ${count} lines, more than the ${MAX_BASE_LINE_ITEMS} a price may have; use fewer parts or options`;
+    super([{ path, message }], `The configuration would be priced in ${count} lines, more than ${MAX_BASE_LINE_ITEMS}. Nothing was changed.`);
+  }
+
+  /** The same refusal for a request that holds the configuration under `base` (`configuration`). */
+  under(base: string): TooManyBaseLines {
+    return new TooManyBaseLines(this.count, `${base}.${this.path}`);
+  }
+}
+
 /** One place a rule applies to: the rectangle it measures and how its line is keyed and labelled. */
 interface RuleUse {
   widthMm: number;
@@ -38,7 +64,8 @@ interface RuleUse {
  * applies, in rule order and, within a rule, in component order. All arithmetic is decimal; each
  * per-unit amount is rounded once, to the minor unit of `currency`. A price beyond the largest
  * amount of the currency is refused (AmountTooLarge) at `unitAmount` when one unit's price fits
- * (fewer units would do), else at the configuration as a whole (path `""`).
+ * (fewer units would do), else at the configuration as a whole (path `""`). More than
+ * MAX_BASE_LINE_ITEMS lines are refused too (TooManyBaseLines).
  */
 export function priceConfiguration(
   template: TemplateBody,
@@ -77,6 +104,7 @@ export function priceConfiguration(
       });
     }
   });
+  if (lines.length > MAX_BASE_LINE_ITEMS) throw new TooManyBaseLines(lines.length);
   // No amount is negative: when one unit's prices together fit, so does each, and only the number of units is too many.
   const path = isRepresentableAmount(unitPricesSoFar, currency) ? 'unitAmount' : '';
   const amount = (value: Decimal) => checkedAmount(value, currency, path);
