@@ -222,6 +222,22 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       }
     });
 
+    it('refuses a name that is empty once its HTML and blanks are stripped: organization create and update, API key', async () => {
+      for (const name of ['   ', '<b></b>', ' <i> </i> ']) {
+        const created = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name, slug: `blank-${Date.now()}` } });
+        expect([created.status, created.body.error.details.fields.map((f: { path: string }) => f.path)]).toEqual([422, ['name']]);
+        const renamed = await app.request('PATCH', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN, body: { name } });
+        expect([renamed.status, renamed.body.error.details.fields.map((f: { path: string }) => f.path)]).toEqual([422, ['name']]);
+        const key = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/api-keys`, { token: ADMIN_TOKEN, body: { name } });
+        expect([key.status, key.body.error.details.fields.map((f: { path: string }) => f.path)]).toEqual([422, ['name']]);
+      }
+      const stored = await app.request('GET', `/admin/v1/organizations/${org.organizationId}`, { token: ADMIN_TOKEN });
+      expect(stored.body.name).not.toBe('');
+      const key = await app.request('POST', `/admin/v1/organizations/${org.organizationId}/api-keys`, { token: ADMIN_TOKEN, body: { name: ' <b>CRM</b> sync ' } });
+      expect([key.status, key.body.name]).toEqual([201, 'CRM sync']);
+      await app.request('DELETE', `/admin/v1/organizations/${org.organizationId}/api-keys/${key.body.id}`, { token: ADMIN_TOKEN });
+    });
+
     it('creates, reads and updates an organization with its settings', async () => {
       const created = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: { name: 'Fenster <b>GmbH</b>', slug: 'fenster-gmbh', locale: 'de', currency: 'EUR' } });
       expect(created.status).toBe(201);

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Qu
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminGuard, ApiErrors, decodeCursor, encodeCursor, KeptWithoutSecret, NoBody, pageLimit, PageQuery } from '@lib/http';
-import { APP_CONFIG, stripHtml, ValidationFailed, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, ValidationFailed, type AppConfig } from '@lib/shared';
 import { assertWebhookUrlsAllowed } from '@lib/webhooks/transport/webhook-url-policy';
 import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type CreatedApiKey, type CreatedOrganization, type UpdatedOrganization } from '../application/organization.commands';
 import { OrganizationDirectory, toAdminOrganization } from '../application/organization-directory';
@@ -47,7 +47,7 @@ export class AdminOrganizationsController {
     const { organizationId, mintedSigningSecret, created } = await this.commands.execute<CreateOrganization, CreatedOrganization>(
       new CreateOrganization(
         {
-          name: stripHtml(body.name),
+          name: body.name,
           slug: body.slug,
           locale: body.locale ?? 'en',
           unitSystem: body.unitSystem ?? 'metric',
@@ -82,7 +82,6 @@ export class AdminOrganizationsController {
     }
     await assertWebhookUrlsAllowed(body.settings, { allowPrivateNetworks: this.config.webhookAllowPrivateNetworks });
     const { settings, ...changes } = body;
-    if (changes.name !== undefined) changes.name = stripHtml(changes.name);
     const { mintedSigningSecret } = await this.commands.execute<UpdateOrganization, UpdatedOrganization>(new UpdateOrganization(orgId, changes, settings));
     return withMintedSecret(toAdminOrganization(await this.directory.get(orgId)), mintedSigningSecret);
   }
@@ -106,7 +105,7 @@ export class AdminOrganizationsController {
   @ApiErrors('forbidden_plan')
   async createApiKey(@Param('orgId') orgId: string, @Body() body: CreateApiKeyDto): Promise<CreatedApiKey> {
     await this.directory.get(orgId);
-    return this.commands.execute(new CreateApiKey(orgId, stripHtml(body.name), body.readOnly ?? false));
+    return this.commands.execute(new CreateApiKey(orgId, body.name, body.readOnly ?? false));
   }
 
   @Get(':orgId/api-keys')

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import {
   IsBoolean, IsIn, IsNotIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
 } from 'class-validator';
-import { IfPresent, IsCurrencyCode, TaxRate } from '@lib/http';
+import { IfPresent, IsCurrencyCode, PlainText, TaxRate } from '@lib/http';
 
 export const LOCALES = ['en', 'de', 'nl'] as const;
 export const UNIT_SYSTEMS = ['metric', 'imperial'] as const;
@@ -44,7 +44,7 @@ export class OrganizationSettingsDto {
 }
 
 export class CreateOrganizationDto {
-  @ApiProperty({ maxLength: 200 }) @IsString() @IsNotEmpty() @MaxLength(200)
+  @ApiProperty({ maxLength: 200, description: 'HTML is stripped; empty once stripped is refused' }) @PlainText() @IsString() @IsNotEmpty() @MaxLength(200)
   name: string;
 
   @ApiProperty({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 63 })
@@ -70,7 +70,7 @@ export class CreateOrganizationDto {
 }
 
 export class UpdateOrganizationDto {
-  @ApiPropertyOptional({ maxLength: 200 }) @IfPresent() @IsString() @IsNotEmpty() @MaxLength(200)
+  @ApiPropertyOptional({ maxLength: 200, description: 'HTML is stripped; empty once stripped is refused' }) @PlainText() @IfPresent() @IsString() @IsNotEmpty() @MaxLength(200)
   name?: string;
 
   @ApiPropertyOptional({ enum: LOCALES }) @IfPresent() @IsIn(LOCALES)
@@ -91,7 +91,7 @@ export class UpdateOrganizationDto {
 }
 
 export class CreateApiKeyDto {
-  @ApiProperty({ maxLength: 100 }) @IsString() @IsNotEmpty() @MaxLength(100)
+  @ApiProperty({ maxLength: 100, description: 'HTML is stripped; empty once stripped is refused' }) @PlainText() @IsString() @IsNotEmpty() @MaxLength(100)
   name: string;
 
   @ApiPropertyOptional({ default: false }) @IfPresent() @IsBoolean()
