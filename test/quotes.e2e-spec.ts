@@ -1,5 +1,5 @@
 import { fieldPaths, pause, QuoteFixtures, type Org } from './quotes-fixtures';
-import { TestApp } from './support/test-app';
+import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 const DAY = 24 * 60 * 60 * 1000;
 const LIST_FIELDS = [
@@ -42,6 +42,23 @@ describe('quotes API', () => {
   afterAll(() => app.close());
 
   describe('POST /api/v1/submissions/{id}/quotes', () => {
+    it("quotes the submission's own lines in the currency they were priced in, after the organization changed its currency", async () => {
+      const changing = await f.organization();
+      const id = await f.submission(changing);
+      const submission = (await request('GET', `/api/v1/submissions/${id}`, undefined, { token: changing.apiKey })).body;
+      expect(submission.currency).toBe('EUR');
+      const patched = await app.request('PATCH', `/admin/v1/organizations/${changing.organizationId}`, { token: ADMIN_TOKEN, body: { currency: 'JPY' } });
+      expect(patched.status).toBe(200);
+
+      const own = await create({}, id, changing.apiKey);
+      expect((await get(own.body.quoteId, changing.apiKey)).body).toMatchObject({ currency: 'EUR', subtotal: submission.basePricing.subtotal });
+      // Lines the request brings are in the organization's currency now; a currency asked for wins.
+      const supplied = await create({ lineItems: [{ description: 'Window', quantity: 1, unitPrice: 1000 }] }, id, changing.apiKey);
+      expect((await get(supplied.body.quoteId, changing.apiKey)).body).toMatchObject({ currency: 'JPY', subtotal: 1000 });
+      const asked = await create({ currency: 'USD' }, id, changing.apiKey);
+      expect((await get(asked.body.quoteId, changing.apiKey)).body.currency).toBe('USD');
+    });
+
     it("creates a draft from the submission's base pricing with the organization's defaults", async () => {
       const res = await create();
       expect(res.status).toBe(201);

@@ -38,6 +38,8 @@ describe('a submit interrupted after the session was written', () => {
         customer: { name: 'Interrupted', email: 'Interrupted@Example.com', phone: null, companyName: null, address: null, postalCode: null, city: null, country: null },
         configHash: session.configHash,
         basePricing: session.basePricing,
+        currency: 'EUR',
+        livePricing: false,
         at: Date.now(),
         idleTtlMs: 86_400_000,
       } as never,

@@ -6,7 +6,7 @@ import { ADMIN_TOKEN, TestApp } from './support/test-app';
 type Org = Awaited<ReturnType<TestApp['createOrganization']>>;
 
 const LIST_FIELDS = ['id', 'templateId', 'status', 'customer', 'dimensions', 'unitAmount', 'locale', 'externalRef', 'createdAt'].sort();
-const DETAIL_FIELDS = [...LIST_FIELDS, 'configuration', 'resolvedConfiguration', 'externalPricing', 'latestQuoteId', 'configHash', 'basePricing', 'origin', 'updatedAt'].sort();
+const DETAIL_FIELDS = [...LIST_FIELDS, 'configuration', 'resolvedConfiguration', 'externalPricing', 'latestQuoteId', 'configHash', 'basePricing', 'currency', 'origin', 'updatedAt'].sort();
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const fieldPaths = (res: { body: any }) => res.body.error.details.fields.map((f: { path: string }) => f.path);

@@ -68,7 +68,9 @@ export class CreateQuoteHandler implements ICommandHandler<CreateQuote, string> 
       customer: { name: submission.customer.name, email: submission.customer.email },
       locale: submission.locale || organization.locale,
       terms: {
-        currency: request.currency ?? organization.currency,
+        // The submission's own lines are in the currency it was priced in, which the organization
+        // may have changed since; lines the request brings are in the organization's.
+        currency: request.currency ?? (request.lineItems ? null : submission.currency) ?? organization.currency,
         taxRate: request.taxRate ?? defaults.taxRate,
         validityDays: request.validityDays ?? defaults.validityDays,
         reference: request.reference ?? null,

@@ -43,6 +43,7 @@ export async function completeSubmission(
       submitted.configuration as unknown as Record<string, unknown>,
       submitted.configHash,
       submitted.basePricing,
+      submitted.currency ?? null,
       submitted.externalPricing,
       session.locale,
       session.origin,
@@ -211,7 +212,7 @@ export class SubmitSessionHandler implements ICommandHandler<SubmitSession, { su
       const { newEvents } = await this.repository.handle(
         sessionDecider,
         sessionStream(sessionId),
-        { type: 'submitSession', submissionId, customer, configHash: session.configHash, basePricing, livePricing: organization.settings.externalPricingEnabled, at, idleTtlMs },
+        { type: 'submitSession', submissionId, customer, configHash: session.configHash, basePricing, currency: organization.currency, livePricing: organization.settings.externalPricingEnabled, at, idleTtlMs },
         { metadata: { actor }, what: 'The session' },
       );
       const submitted = newEvents[0];

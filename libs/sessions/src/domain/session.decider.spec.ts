@@ -31,7 +31,7 @@ const lines = [{ description: 'Window, all in', quantity: 1, unitPrice: 700, tot
 const adjusted: SessionEvent = { type: 'session.v1.adjustmentReceived', data: { ...ids, configHash: hash, lineItems: lines, subtotal: 700, at: 2_500 } };
 const submitted: SessionEvent = {
   type: 'session.v1.submitted',
-  data: { ...ids, templateId: 'tpl_1', submissionId: 'sub_1', customer, configuration, configHash: hash, basePricing: pricing, externalPricing: null, at: 3_000 },
+  data: { ...ids, templateId: 'tpl_1', submissionId: 'sub_1', customer, configuration, configHash: hash, basePricing: pricing, currency: 'EUR', externalPricing: null, at: 3_000 },
 };
 
 function errorOf(act: () => unknown): Error {
@@ -50,7 +50,7 @@ function when(given: SessionEvent[], command: SessionCommand): SessionEvent[] {
 const configure = (at: number, c = wider, h = widerHash, p = widerPricing): SessionCommand => ({
   type: 'changeConfiguration', configuration: c, configHash: h, basePricing: p, at, idleTtlMs: TTL,
 });
-const submit = (at: number, h = hash, livePricing = true): SessionCommand => ({ type: 'submitSession', submissionId: 'sub_1', customer, configHash: h, basePricing: pricing, livePricing, at, idleTtlMs: TTL });
+const submit = (at: number, h = hash, livePricing = true): SessionCommand => ({ type: 'submitSession', submissionId: 'sub_1', customer, configHash: h, basePricing: pricing, currency: 'EUR', livePricing, at, idleTtlMs: TTL });
 const adjust = (at: number, h = hash): SessionCommand => ({ type: 'recordAdjustment', configHash: h, lineItems: lines, subtotal: 700, at, idleTtlMs: TTL });
 
 describe('session decider', () => {

@@ -55,6 +55,8 @@ export type SessionCommand =
       /** the hash the caller validated and priced; a different current hash means the configuration changed meanwhile */
       configHash: string;
       basePricing: PricingBreakdown;
+      /** the organization's currency, which basePricing is in */
+      currency: string;
       /** the organization's live pricing is on: only then does the partner's price go with the submission */
       livePricing: boolean;
     } & Timed)
@@ -158,6 +160,7 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
             configuration: session.configuration,
             configHash: session.configHash,
             basePricing: command.basePricing,
+            currency: command.currency,
             externalPricing,
             at: command.at,
           },

@@ -88,6 +88,8 @@ export type SessionEvent =
         configHash: string;
         /** priced again at submit time, against the template as it is then */
         basePricing: PricingBreakdown;
+        /** the currency of basePricing: the organization's at submit (absent in events before 2026-11-27) */
+        currency?: string;
         externalPricing: FrozenPricing | null;
         at: number;
       };

@@ -16,6 +16,8 @@ export class CreateSubmission {
     readonly configuration: Record<string, unknown>,
     readonly configHash: string,
     readonly basePricing: PricingBreakdown,
+    /** the currency basePricing is in; null when the submitted session did not record it (before 2026-11-27) */
+    readonly currency: string | null,
     /** the adjustment frozen at submit time (same configHash), or null */
     readonly externalPricing: FrozenPricing | null,
     readonly locale: string,

@@ -16,6 +16,8 @@ export interface SubmissionView {
   unitAmount: number;
   locale: string;
   basePricing: PricingBreakdown;
+  /** the currency of its prices; null when unknown (made before 2026-11-27) */
+  currency: string | null;
   externalPricing: FrozenPricing | null;
   latestQuoteId: string | null;
   externalRef: string | null;

@@ -73,6 +73,7 @@ export function toSubmissionDetail(submission: SubmissionDocument) {
     latestQuoteId: submission.latestQuoteId,
     configHash: submission.configHash,
     basePricing: submission.basePricing,
+    currency: submission.currency ?? null,
     origin: submission.origin,
     updatedAt: submission.updatedAt,
   };
@@ -101,6 +102,7 @@ export class ReadModelSubmissionLookup extends SubmissionLookup {
       unitAmount: s.unitAmount,
       locale: s.locale,
       basePricing: s.basePricing,
+      currency: s.currency ?? null,
       externalPricing: s.externalPricing,
       latestQuoteId: s.latestQuoteId,
       externalRef: s.externalRef,

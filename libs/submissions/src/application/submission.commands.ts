@@ -36,6 +36,7 @@ export class CreateSubmissionHandler implements ICommandHandler<CreateSubmission
         configHash: command.configHash,
         resolvedConfiguration: resolveConfiguration(template.body, configuration),
         basePricing: command.basePricing,
+        ...(command.currency !== null && { currency: command.currency }),
         externalPricing: command.externalPricing,
         locale: command.locale,
         origin: command.origin,

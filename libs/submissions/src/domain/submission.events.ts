@@ -27,6 +27,8 @@ export type SubmissionEvent =
         configHash: string;
         resolvedConfiguration: ResolvedConfiguration;
         basePricing: PricingBreakdown;
+        /** the currency of basePricing (and of the frozen external pricing); absent before 2026-11-27 */
+        currency?: string;
         externalPricing: FrozenPricing | null;
         locale: string;
         origin: string;

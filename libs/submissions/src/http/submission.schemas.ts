@@ -95,6 +95,13 @@ export class SubmissionDetail extends SubmissionListItem {
   @ApiProperty({ type: String, nullable: true, description: 'The newest quote of this submission' }) latestQuoteId: string | null;
   @ApiProperty() configHash: string;
   @ApiProperty({ type: PricingBreakdownSchema, description: "The service's own breakdown at submit time" }) basePricing: PricingBreakdownSchema;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'EUR',
+    description: "The currency of `basePricing` and `externalPricing`: the organization's when the customer submitted; a quote of the submission's own lines takes it. null for submissions made before the service recorded it.",
+  })
+  currency: string | null;
   @ApiProperty({ enum: ['storefront', 'embed', 'org_customize'] }) origin: string;
   @ApiProperty({ type: 'integer', description: 'Unix ms' }) updatedAt: number;
 }

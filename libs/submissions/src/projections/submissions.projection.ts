@@ -23,6 +23,8 @@ export interface SubmissionDocument extends ProjectedDocument {
   locale: string;
   origin: string;
   basePricing: PricingBreakdown;
+  /** the currency its prices are in; absent (unknown) on submissions made before 2026-11-27 */
+  currency?: string | null;
   externalPricing: FrozenPricing | null;
   latestQuoteId: string | null;
   externalRef: string | null;
@@ -69,6 +71,7 @@ export const submissionsProjection: Projection = {
         locale: data.locale,
         origin: data.origin,
         basePricing: data.basePricing,
+        currency: data.currency ?? null,
         externalPricing: data.externalPricing,
         latestQuoteId: null,
         externalRef: null,
