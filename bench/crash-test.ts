@@ -23,7 +23,7 @@ import { windowConfiguration } from './configuration';
 import { call } from './http-client';
 import { startProcess, type ServerProcess } from './server-process';
 
-const ADMIN_TOKEN = 'adm_crash_0123456789abcdefghij';
+const ADMIN_TOKEN = 'adm_crash_0123456789abcdefghij_padded_to_32_chars';
 const CYCLES = Number(process.argv[2] ?? process.env.CRASH_CYCLES ?? 3);
 const WORKERS = 6;
 

@@ -9,7 +9,7 @@ import { windowConfiguration } from './configuration';
 import { call, inParallel, StoredButLagging } from './http-client';
 import { cpuSeconds, startProcess, type ServerProcess } from './server-process';
 
-export const BENCH_ADMIN_TOKEN = 'adm_bench_0123456789abcdefghij';
+export const BENCH_ADMIN_TOKEN = 'adm_bench_0123456789abcdefghij_padded_to_32_chars';
 
 export interface SeededOrganization {
   org: { id: string };

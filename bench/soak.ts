@@ -13,7 +13,7 @@ import { windowConfiguration } from './configuration';
 import { call } from './http-client';
 import { startProcess } from './server-process';
 
-const ADMIN_TOKEN = 'adm_soak_0123456789abcdefghij';
+const ADMIN_TOKEN = 'adm_soak_0123456789abcdefghij_padded_to_32_chars';
 const MINUTES = Number(process.argv[2] ?? process.env.SOAK_MINUTES ?? 30);
 const RATE_PER_S = Number(process.env.SOAK_RATE ?? 40);
 const MAX_GROWTH_MIB_PER_H = Number(process.env.SOAK_MAX_GROWTH_MIB_PER_H ?? 20);

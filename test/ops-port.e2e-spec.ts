@@ -18,7 +18,7 @@ describe('standalone projector and outbox on OPS_PORT', () => {
 
   async function start(main: string) {
     const opsPort = await freePort();
-    const process = await startFromSources(main, { DATA_DIR: dataDir, ADMIN_TOKEN: 'adm_ops_port_test_0123456789', OPS_PORT: String(opsPort) }, `http://127.0.0.1:${opsPort}`);
+    const process = await startFromSources(main, { DATA_DIR: dataDir, ADMIN_TOKEN: 'adm_ops_port_test_0123456789_padded_to_32_chars', OPS_PORT: String(opsPort) }, `http://127.0.0.1:${opsPort}`);
     running.push(process);
     return process;
   }

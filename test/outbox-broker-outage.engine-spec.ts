@@ -31,7 +31,7 @@ describe('the outbox /readyz while its Kafka broker goes down and comes back', (
       'apps/outbox/src/main.ts',
       {
         DATA_DIR: dataDir,
-        ADMIN_TOKEN: 'adm_outbox_outage_0123456789',
+        ADMIN_TOKEN: 'adm_outbox_outage_0123456789_padded_to_32_chars',
         OPS_PORT: String(opsPort),
         KAFKA_BROKERS: broker.address,
         // The engine suite sets these for the other suites; empty means unset.

@@ -16,7 +16,7 @@ import { loadConfig, type AppConfig } from '@lib/shared';
 import { createGatewayApp } from '../apps/api-gateway/src/create-gateway';
 import { ProjectorModule } from '../apps/projector/src/projector.module';
 
-const ADMIN_TOKEN = 'adm_scale_out_0123456789';
+const ADMIN_TOKEN = 'adm_scale_out_0123456789_padded_to_32_chars';
 
 @Module({})
 class ProjectorProcess {

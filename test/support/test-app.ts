@@ -12,7 +12,7 @@ import { MongoReadStore } from '@lib/read-store/mongo-read-store';
 import { loadConfig, type AppConfig } from '@lib/shared';
 import { engineEnv } from './engine-env';
 
-export const ADMIN_TOKEN = 'adm_test_token_0123456789';
+export const ADMIN_TOKEN = 'adm_test_token_0123456789_padded_to_32_chars';
 
 export interface TestResponse<T = any> {
   status: number;

@@ -35,7 +35,7 @@ describe('outbox processes in one Kafka consumer group', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'outbox-kafka-'));
     config = loadConfig({
       DATA_DIR: dataDir,
-      ADMIN_TOKEN: 'adm_test_token_0123456789',
+      ADMIN_TOKEN: 'adm_test_token_0123456789_padded_to_32_chars',
       SEED_DEMO: 'false',
       KAFKA_BROKERS: brokers,
       KAFKA_TOPIC_PREFIX: `outbox-spec-${randomUUID().slice(0, 8)}.`,

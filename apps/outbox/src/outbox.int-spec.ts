@@ -37,7 +37,7 @@ describe('outbox relay', () => {
 
   beforeEach(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'outbox-relay-'));
-    const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'adm_test_token_0123456789', SEED_DEMO: 'false' });
+    const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'adm_test_token_0123456789_padded_to_32_chars', SEED_DEMO: 'false' });
     bus = new GatedBus({ file: join(dataDir, 'bus.db'), pollIntervalMs: 20 });
     const moduleRef = await Test.createTestingModule({ imports: [ConfigModule.forRoot(config), RuntimeModule, ObservabilityModule.forRoot({ projectionsMustBeCurrent: false }), DomainModule, OutboxModule] })
       .overrideProvider(MessageBus)

@@ -231,6 +231,7 @@ describe('loadConfig', () => {
     ['WEBHOOK_RETRY_SCHEDULE_MS', '0,1s'],
     ['PUBLIC_BASE_URL', 'ftp://example.com'],
     ['PRICING_TOKEN_SECRET', 'too-short'],
+    ['ADMIN_TOKEN', 'adm_too_short'],
     ['RATE_LIMIT_KEY_PER_MIN', '-1'],
     ['SMTP_URL', 'mail.example.com:25'],
     ['MAIL_FROM', 'not an address'],

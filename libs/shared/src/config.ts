@@ -325,7 +325,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     host: optional(env, 'HOST') ?? '127.0.0.1',
     publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`),
     dataDir: resolve(optional(env, 'DATA_DIR') ?? './data'),
-    adminToken: optional(env, 'ADMIN_TOKEN'),
+    adminToken: secret(env, 'ADMIN_TOKEN', 32),
     seedDemo: boolean(env, 'SEED_DEMO', embedded),
     eventStoreUrl,
     mongodbUrl,
