@@ -240,6 +240,15 @@ describe('the CLI on an embedded store', () => {
       expect(code).toBe(0);
     });
 
+    it('given --help and a reader already gone (`--help | head -0`), then it exits 0 quietly', async () => {
+      const gone = new Writable({ write: (_chunk, _encoding, done) => done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE', errno: -32, syscall: 'write' })) });
+      const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
+      const code = await run(['--help'], { out: gone, err: quiet });
+      // the stream's 'error' event comes in the next ticks; unwatched, it would be an uncaught exception
+      await new Promise((done) => setImmediate(done));
+      expect(code).toBe(0);
+    });
+
     it('given a rebuild, then it finishes its switch and exits 0 quietly', async () => {
       const before = await quotesStatus(dataDir);
       const { code, err } = await runToHeadOne(['projections:rebuild', 'quotes', '--switch-grace-ms', '1500']);

@@ -168,13 +168,14 @@ function checkedId(what: string, id: string): void {
 
 export async function run(argv: string[], context: Omit<CliContext, 'events' | 'reads' | 'projections'>): Promise<number> {
   const [command, ...rest] = argv;
+  // Before anything is written (the usage too): a reader that left is no crash (`--help | head -0`).
+  const output = watchOutput(context.out);
+  // stderr too: a rebuild's progress must not stop it when the reader of its log goes away
+  watchOutput(context.err);
   if (!command || command === 'help' || command === '--help' || command === '-h') {
     context.out.write(USAGE);
     return command ? EXIT.ok : EXIT.usage;
   }
-  const output = watchOutput(context.out);
-  // stderr too: a rebuild's progress must not stop it when the reader of its log goes away
-  watchOutput(context.err);
   let close: () => Promise<void> = async () => undefined;
   try {
     const selected = commandOf(command, rest);

@@ -10,7 +10,8 @@ async function main(): Promise<void> {
   rmSync(builtDir, { recursive: true, force: true });
   mkdirSync(builtDir, { recursive: true });
   for (const [name, { body }] of assets) writeFileSync(join(builtDir, name), body);
-  process.stdout.write(`customer pages: ${[...assets.keys()].join(', ')} → ${builtDir}\n`);
+  // On stderr: `npm run -s cli -- … --json` pipes the CLI's stdout, and the build runs first.
+  process.stderr.write(`customer pages: ${[...assets.keys()].join(', ')} → ${builtDir}\n`);
 }
 
 main().catch((error) => {
