@@ -110,6 +110,13 @@ describe('the demo seed', () => {
       }
       const templateId = lines.find((line) => line.includes('Template:'))!.split(/\s+/).pop();
       expect(urls[0]).toBe(`${app.config.publicBaseUrl}/c/demo-windows/${templateId}`);
+
+      // A later start names the demo organization and where another API key comes from; no key.
+      const organizationId = lines[0].match(/\((org_[^)]+)\)/)![1];
+      const again = (await seedDemo(app.app, app.config))!;
+      expect(again.join('\n')).toContain(`POST ${app.config.publicBaseUrl}/admin/v1/organizations/${organizationId}/api-keys`);
+      expect(again.join('\n')).not.toMatch(/qk_/);
+      expect(again.some((line) => line.includes(`Configurator:        ${app.config.publicBaseUrl}/c/demo-windows`))).toBe(true);
     } finally {
       await app.close();
     }

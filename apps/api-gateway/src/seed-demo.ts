@@ -10,11 +10,12 @@ export const DEMO_SLUG = 'demo-windows';
 
 /**
  * On an empty store, creates the demo organization (plan pro), a template, a full and a
- * read-only API key, and returns the lines to print. Keys are shown only on this first start.
+ * read-only API key, and returns the lines to print. Keys are shown only on this first start;
+ * later starts name the demo organization and how to make another key.
  */
 export async function seedDemo(app: NestFastifyApplication, config: AppConfig): Promise<string[] | null> {
   const reads = app.get(ReadStore);
-  if ((await reads.count(ORGANIZATIONS)) > 0) return null;
+  if ((await reads.count(ORGANIZATIONS)) > 0) return demoReminder(app, config);
   const commands = app.get(CommandBus);
   const { organizationId } = await commands.execute<CreateOrganization, CreatedOrganization>(
     new CreateOrganization({ name: 'Demo Windows Ltd', slug: DEMO_SLUG, locale: 'en', unitSystem: 'metric', currency: 'EUR', plan: 'pro' }, {
@@ -32,6 +33,18 @@ export async function seedDemo(app: NestFastifyApplication, config: AppConfig): 
     `  Template:            ${templateId}`,
     `  Storefront:          ${config.publicBaseUrl}/storefront/v1/${DEMO_SLUG}`,
     `  Configurator:        ${config.publicBaseUrl}/c/${DEMO_SLUG}/${templateId}   (add ?lang=de or ?lang=nl for German or Dutch)`,
+    `  Contact form:        ${config.publicBaseUrl}/contact/${DEMO_SLUG}`,
+  ];
+}
+
+/** The demo organization, when the store has it: its id, pages, and where a new API key comes from. */
+async function demoReminder(app: NestFastifyApplication, config: AppConfig): Promise<string[] | null> {
+  const demo = await app.get(OrganizationDirectory).findBySlug(DEMO_SLUG);
+  if (!demo) return null;
+  return [
+    `Demo organization "${DEMO_SLUG}" (${demo.id}): its API keys were shown on the first start only; make another with`,
+    `  POST ${config.publicBaseUrl}/admin/v1/organizations/${demo.id}/api-keys  {"name":"…"}  (admin token)`,
+    `  Configurator:        ${config.publicBaseUrl}/c/${DEMO_SLUG}`,
     `  Contact form:        ${config.publicBaseUrl}/contact/${DEMO_SLUG}`,
   ];
 }
