@@ -179,6 +179,7 @@ describe('validateTemplate', () => {
         b.options[1].id = 'hr2';
         b.materials[1].id = 'white';
         b.sections = ['Ground floor', 'Ground floor'];
+        b.materialTags = ['uPVC', 'uPVC'];
         b.pricingRules = [];
       });
       expect(errors).toEqual(expect.arrayContaining([
@@ -187,6 +188,7 @@ describe('validateTemplate', () => {
         error('options[1].id', '"hr2" is already used'),
         error('materials[1].id', '"white" is already used'),
         error('sections[1]', '"Ground floor" is already used'),
+        error('materialTags[1]', '"uPVC" is already used'),
       ]));
     });
 

@@ -151,6 +151,7 @@ export function validateTemplate(body: unknown): { template?: TemplateBody; erro
     root.description == null ? '' : readText(errors, root.description, 'description', TEMPLATE_LIMITS.description, { allowEmpty: true });
   const productCategory = readText(errors, root.productCategory, 'productCategory', TEMPLATE_LIMITS.label);
   const materialTags = list('materialTags', TEMPLATE_LIMITS.materialTags, (v, p) => readText(errors, v, p, TEMPLATE_LIMITS.label));
+  checkUnique(errors, materialTags, (i) => item('materialTags', i));
   const constraints = readConstraints(errors, root.constraints, 'constraints');
 
   const components = list('components', TEMPLATE_LIMITS.entries, (v, p) => readComponent(errors, v, p));
