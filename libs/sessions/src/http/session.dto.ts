@@ -37,7 +37,10 @@ export class CustomerDto {
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: CUSTOMER_LIMITS.phone })
   @IsOptional() @IsString() @MaxLength(CUSTOMER_LIMITS.phone)
   // Empty (or blank) is no phone: stored as null, as every empty customer field.
-  @Matches(/^\s*$|^\+?[0-9()./\s-]*[0-9][0-9()./\s-]*$/, { message: 'phone may hold digits, spaces, a leading + and ( ) . / -' })
+  // Linear: a lookahead asks for a digit, then one class takes the rest. The form before it
+  // (`[…]*[0-9][…]*`, the digit inside the classes around it) backtracked quadratically: 100,000
+  // characters held the event loop for 20 s, before any length check (found by a review, 2026-11-27).
+  @Matches(/^\s*$|^\+?(?=[^0-9]*[0-9])[0-9()./\s-]*$/, { message: 'phone may hold digits, spaces, a leading + and ( ) . / -' })
   phone?: string | null;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: CUSTOMER_LIMITS.companyName })
