@@ -22,6 +22,17 @@ describe('quote PDF', () => {
     expect(text).toContain('Delivery <b>before</b> May & "fitted"');
   });
 
+  it('given letters and signs the standard fonts lack, then they are drawn as look-alikes or ?, and the text around them stays whole', async () => {
+    const lineItems = [{ description: 'Łukasz Żółć – “Fenster” ΩΣ 中文 ok', quantity: 1, unitPrice: 10, total: 10 }];
+    const customer = { name: 'Eve\r\nBcc: x\u202E', email: 'eve@example.com' };
+    const text = pdfText(await renderQuotePdf(content({ lineItems, customer, reference: 'Ref\r', currency: 'INR' }), { compress: false }));
+    expect(text).toContain('Lukasz Zólc – “Fenster” ?? ?? ok');
+    expect(text).toContain('Eve');
+    expect(text).toContain('Bcc: x, eve@example.com');
+    expect(text).not.toMatch(/[\r\u00d0]/);
+    expect(text).toContain('?10.00');
+  });
+
   it.each([
     ['de', ['Angebot', 'Angebotsnummer', 'Zwischensumme', 'MwSt. (21 %)', 'Gesamtbetrag', '1.493,75 €', 'gültig, bis 31. März 2026 um 00:00 UTC.', 'Größe (B × H)', 'Anmerkungen']],
     ['nl', ['Offerte', 'Offertenummer', 'Subtotaal', 'Btw (21%)', 'Totaal', '€ 1.493,75', 'geldig, tot 31 maart 2026 om 00:00 UTC.', 'Afmeting (B × H)', 'Opmerkingen']],

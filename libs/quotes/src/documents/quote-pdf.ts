@@ -1,5 +1,6 @@
 import PDFDocument from 'pdfkit';
 import { formatDate, formatMoney, formatQuantity, formatSize, formatTaxRate, formatUnitPrice, formatValidUntil, type DocumentLocale, type UnitSystem } from './document-locale';
+import { drawable } from './drawable-text';
 
 /** Everything one quote PDF shows: the content of one quote version and who it is from and for. */
 export interface QuotePdfContent {
@@ -122,10 +123,12 @@ const AMOUNT_WIDTH = WIDTH - COLUMNS.amount;
  * docs/decisions/quote-pdfs-and-email.md for other scripts. `compress: false` keeps the content
  * streams readable (tests extract the text).
  */
-export function renderQuotePdf(content: QuotePdfContent, options: { compress?: boolean } = {}): Promise<Buffer> {
+export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boolean } = {}): Promise<Buffer> {
+  const content = drawableContent(given);
   const { locale } = content;
   const t = LABELS[locale];
-  const money = (amount: number) => formatMoney(amount, content.currency, locale);
+  // A currency sign outside Windows-1252 (₹, ₩, ₺…) is drawn as `?` rather than garbling the amount.
+  const money = (amount: number) => drawable(formatMoney(amount, content.currency, locale));
   const doc = new PDFDocument({
     size: 'A4',
     margin: MARGIN,
@@ -133,7 +136,7 @@ export function renderQuotePdf(content: QuotePdfContent, options: { compress?: b
     lang: locale,
     info: {
       Title: `${t.title} ${content.quoteNumber} (${t.version} ${content.version})`,
-      Author: content.organization.name,
+      Author: given.organization.name,
       CreationDate: new Date(content.issuedAt),
     },
   });
@@ -175,7 +178,7 @@ export function renderQuotePdf(content: QuotePdfContent, options: { compress?: b
     const cells: Array<[string, number, number, 'left' | 'right']> = [
       [item.description, COLUMNS.description, COLUMNS.quantity - 10, 'left'],
       [formatQuantity(item.quantity, locale), COLUMNS.quantity, COLUMNS.unitPrice - COLUMNS.quantity - 10, 'right'],
-      [formatUnitPrice(item.unitPrice, content.currency, locale), COLUMNS.unitPrice, COLUMNS.amount - COLUMNS.unitPrice - 10, 'right'],
+      [drawable(formatUnitPrice(item.unitPrice, content.currency, locale)), COLUMNS.unitPrice, COLUMNS.amount - COLUMNS.unitPrice - 10, 'right'],
       [money(item.total), COLUMNS.amount, AMOUNT_WIDTH, 'right'],
     ];
     // A unit price with all six decimals may wrap in its narrow column, like a long description.
@@ -203,6 +206,20 @@ export function renderQuotePdf(content: QuotePdfContent, options: { compress?: b
   }
   doc.end();
   return done;
+}
+
+/** The content with every text the standard fonts can draw (drawable-text.ts); the document's info keeps the originals. */
+function drawableContent(content: QuotePdfContent): QuotePdfContent {
+  const optional = (text: string | null) => (text === null ? null : drawable(text));
+  return {
+    ...content,
+    organization: { name: drawable(content.organization.name) },
+    customer: { name: optional(content.customer.name), email: optional(content.customer.email) },
+    reference: optional(content.reference),
+    notes: optional(content.notes),
+    product: content.product && { ...content.product, name: drawable(content.product.name) },
+    lineItems: content.lineItems.map((item) => ({ ...item, description: drawable(item.description) })),
+  };
 }
 
 function row(doc: PDFKit.PDFDocument, label: string, value: string): void {
