@@ -61,6 +61,20 @@ function verifiesWith(received: ReceivedWebhook, secret: string): { service: boo
  * (docs/decisions/webhooks.md, Signing).
  */
 /** Every stored idempotency record of the gateways' shared state on MongoDB, as bytes to scan. */
+/** Every document of every collection of the MongoDB database (the read store, when it is used). */
+async function mongoDocuments(url: string): Promise<Buffer> {
+  const client = await MongoClient.connect(url);
+  try {
+    const parts: Buffer[] = [];
+    for (const { name } of await client.db().listCollections({}, { nameOnly: true }).toArray()) {
+      parts.push(Buffer.from(JSON.stringify(await client.db().collection(name).find({}).toArray())));
+    }
+    return Buffer.concat(parts);
+  } finally {
+    await client.close();
+  }
+}
+
 async function mongoIdempotencyKeys(url: string): Promise<Buffer> {
   const client = await MongoClient.connect(url);
   try {
@@ -118,13 +132,18 @@ describe('secrets at rest', () => {
     for (const [name, secret] of Object.entries({ apiKey: org.apiKey, readOnlyKey: org.readOnlyKey, adminToken: ADMIN_TOKEN, customerToken, capabilityToken })) {
       expect({ name, foundInStores: stored.includes(Buffer.from(secret)) }).toEqual({ name, foundInStores: false });
     }
-    // The quote link is derived from the quote id, so the immutable logs (the events, and the bus
-    // that relays them) never hold it. The outgoing e-mail queue keeps the link as it was sent
-    // (docs/decisions/quote-pdfs-and-email.md); the webhook delivery log never holds it: it is
-    // added to each attempt (docs/decisions/webhooks.md, test/webhooks.e2e-spec.ts).
+    // The quote link is derived from the quote id, so no store holds it: not the immutable logs (the
+    // events, and the bus that relays them), not the e-mail queue (a slot stands for it, filled at
+    // each attempt; docs/decisions/quote-pdfs-and-email.md), not the webhook delivery log (it is
+    // added to each attempt; docs/decisions/webhooks.md). Only the e-mail as sent has it (DATA_DIR/mail).
+    const [mail] = await f.awaitMails(quoteId, 1);
+    expect(mail.text).toContain(`/q/${quoteToken}`);
     const logs = storedBytes(app.config.dataDir, (name) => name.startsWith('events.db') || name.startsWith('bus.db'));
     expect(logs.includes(Buffer.from(submitted.body.submissionId))).toBe(true); // the scan sees the logs
     expect({ quoteTokenInTheLogs: logs.includes(Buffer.from(quoteToken)) }).toEqual({ quoteTokenInTheLogs: false });
+    const queue = Buffer.concat([storedBytes(app.config.dataDir), app.config.mongodbUrl ? await mongoDocuments(app.config.mongodbUrl) : Buffer.alloc(0)]);
+    expect(queue.includes(Buffer.from(quoteId))).toBe(true); // the scan sees the queue
+    expect({ quoteTokenInTheStores: queue.includes(Buffer.from(quoteToken)) }).toEqual({ quoteTokenInTheStores: false });
     // Nor the idempotency keys: their scope holds the token's hash (in MongoDB when it is used).
     const keys = app.config.mongodbUrl ? await mongoIdempotencyKeys(app.config.mongodbUrl) : storedBytes(app.config.dataDir, (name) => name.startsWith('idempotency.db'));
     expect(keys.includes(Buffer.from('answer-1'))).toBe(true); // the scan sees the key

@@ -4,7 +4,6 @@ import { OrganizationDirectory } from '@lib/organizations';
 import type { Reactor } from '@lib/runtime';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
 import { QUOTE_STREAM, type QuoteSent } from '../domain/quote.events';
-import { quoteLinkUrl } from './quote-links';
 import { documentLocale, formatMoney, formatValidUntil, type DocumentLocale } from '../documents/document-locale';
 import { DocumentSignal } from '../documents/document-signal';
 import { newJob } from '../documents/job-queue';
@@ -66,6 +65,24 @@ function htmlBody(text: string, url: string, texts: MailTexts, locale: DocumentL
 }
 
 /**
+ * Where the customer's quote link goes in a stored e-mail. The link is a credential (whoever holds
+ * it can accept or reject the quote), so the mail queue keeps this instead, and each attempt puts
+ * the link, derived again from the quote id, in its place (withQuoteLink). Until 2026-11-27 the
+ * queue kept the link itself, in the read store and its backups (found by a security review).
+ */
+export const QUOTE_LINK_SLOT = '{{quoteLink}}';
+
+/** The stored e-mail as it is sent: the quote link in the place of QUOTE_LINK_SLOT. */
+export function withQuoteLink(message: QuoteMail, url: string): QuoteMail {
+  return {
+    ...message,
+    text: message.text.replaceAll(QUOTE_LINK_SLOT, url),
+    html: message.html.replaceAll(QUOTE_LINK_SLOT, escapeHtml(url)),
+    quoteUrl: message.quoteUrl.replaceAll(QUOTE_LINK_SLOT, url),
+  };
+}
+
+/**
  * The quote e-mail in the language recorded at the send (else the organization's, else English);
  * the total and the expiry formatted by the same functions as the PDF, so the two never disagree.
  */
@@ -118,7 +135,8 @@ export class QuoteSentMailReactor implements Reactor {
     if (event.type !== 'quote.v1.sent') return;
     const data = (event as unknown as QuoteSent).data;
     const organization = await this.organizations.find(data.organizationId);
-    const message = composeQuoteMail(event.id, data, data.customerUrl ?? quoteLinkUrl(this.config, data.quoteId), organization?.name ?? '', organization?.locale);
+    // A link kept on the event (quotes first sent before links were derived) is stored as it is: the event holds it anyway.
+    const message = composeQuoteMail(event.id, data, data.customerUrl ?? QUOTE_LINK_SLOT, organization?.name ?? '', organization?.locale);
     const created = await this.mails.create({
       ...newJob(event.id, this.clock.now(), this.config.mailRetryScheduleMs),
       organizationId: data.organizationId,

@@ -2,6 +2,8 @@ import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap }
 import { FileStore } from '@lib/file-store';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
 import { QuoteMailer, type MailAttachment } from '../application/quote-mailer';
+import { quoteLinkUrl } from '../application/quote-links';
+import { withQuoteLink } from '../application/quote-sent-mail.reactor';
 import { documentLocale } from './document-locale';
 import { DocumentSignal } from './document-signal';
 import { JobRunner, type JobOutcome } from './job-queue';
@@ -36,7 +38,7 @@ export class QuoteDocumentsWorker implements OnApplicationBootstrap, BeforeAppli
     private readonly mailer: QuoteMailer,
     private readonly signal: DocumentSignal,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.pdfRunner = new JobRunner({ name: 'quote PDF', store: pdfs, attempt: (r) => this.generate(r), schedule: config.pdfRetryScheduleMs, clock });
     this.mailRunner = new JobRunner({ name: 'quote e-mail', store: mails, attempt: (r) => this.deliver(r), schedule: config.mailRetryScheduleMs, clock });
@@ -70,7 +72,8 @@ export class QuoteDocumentsWorker implements OnApplicationBootstrap, BeforeAppli
       const soonest = this.clock.now() + PDF_WAIT_MS;
       return { kind: 'wait', until: pdf?.status === 'pending' ? Math.max(soonest, pdf.scheduledFor) : soonest, note: 'waiting for the PDF' };
     }
-    await this.mailer.send(record.message, [attachment]);
+    // The stored message holds a slot for the quote link, a credential: it is derived for each attempt.
+    await this.mailer.send(withQuoteLink(record.message, quoteLinkUrl(this.config, record.quoteId)), [attachment]);
     return { kind: 'done', changes: { deliveredAt: this.clock.now(), pdfAttached: true } };
   }
 
