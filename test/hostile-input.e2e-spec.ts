@@ -300,6 +300,13 @@ describe('malformed requests', () => {
     expect(res.body).toEqual({ error: { code: 'validation_error', message: 'The request line and headers are larger than 16 KiB.' } });
   });
 
+  it('an absolute-form request target (`GET http://host/path`) is served as its path, with its API key', async () => {
+    const res = await raw(`GET ${base}/api/v1/organization HTTP/1.1\r\nHost: ${new URL(base).host}\r\nAuthorization: Bearer ${apiKey}\r\nConnection: close\r\n\r\n`);
+    expect([res.status, res.body?.id]).toEqual([200, expect.stringMatching(/^org_/)]);
+    const anonymous = await raw(`GET ${base}/api/v1/organization HTTP/1.1\r\nHost: ${new URL(base).host}\r\nConnection: close\r\n\r\n`);
+    expect(anonymous.status).toBe(401);
+  });
+
   it('something that is not HTTP: 400 in the envelope', async () => {
     const res = await raw('HELLO THERE\r\n\r\n');
     expect(res.status).toBe(400);

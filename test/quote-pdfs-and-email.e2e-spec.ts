@@ -76,6 +76,9 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
     expect(res.bytes.subarray(0, 5).toString()).toBe('%PDF-');
     await pause(5);
     expect((await f.quote(org, quoteId)).pdf.url).not.toBe(quote.pdf.url);
+    // The answer holds that link, which opens the PDF without a key: no cache keeps it, no Referer carries it.
+    const read = await app.request('GET', `/api/v1/quotes/${quoteId}`, { token: org.apiKey });
+    expect([read.headers['cache-control'], read.headers['referrer-policy']]).toEqual(['no-store', 'no-referrer']);
   });
 
   it("given a German customer of an imperial organization, then the downloaded PDF is in German with sizes in inches", async () => {

@@ -28,6 +28,12 @@ const ADMIN_ROUTES = '/admin/v1/';
  * them and no Referer carries their address (2026-11-26, found by reviews).
  */
 const PRIVATE_ROUTES = [CAPABILITY_ROUTES, '/storefront/v1/sessions/', '/storefront/v1/quotes/', '/storefront/v1/:orgSlug/sessions', '/admin/v1/'];
+/**
+ * API answers that hold a bearer link: a quote's `pdf.url` opens its PDF for 5 minutes without a
+ * key. Not kept either (2026-11-27, found by a security review); other API answers are the
+ * caller's data behind its key, which shared caches do not keep.
+ */
+const PRIVATE_API_ROUTES = new Set(['/api/v1/quotes/:quoteId']);
 
 /** Fastify's defaults for its own HTTP server, which a server factory has to set itself. */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
@@ -146,7 +152,7 @@ export function configureHttpApplication(
     // An unknown route is 404, whatever its body (Fastify's not-found route reads bodies too).
     const route = request.routeOptions.url;
     if (route === undefined) return done();
-    if (PRIVATE_ROUTES.some((prefix) => route.startsWith(prefix))) void reply.header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer');
+    if (PRIVATE_ROUTES.some((prefix) => route.startsWith(prefix)) || PRIVATE_API_ROUTES.has(route)) void reply.header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer');
     // A caller the route's guard will refuse is refused before its body is read: 401 or 403 (a
     // read-only key's write), not 415, 400 or 422 about a body the route would never take.
     if (route.startsWith(API_KEY_ROUTES) && !route.startsWith(CAPABILITY_ROUTES)) {

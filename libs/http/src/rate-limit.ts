@@ -110,7 +110,7 @@ export function registerRequestAuthentication(
   // With `done` rather than async, and synchronous while the key's resolution is kept and the
   // limiter counts in memory: every request runs it.
   const authenticate = (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
-    const path = request.url.split('?', 1)[0];
+    const path = targetPath(request.url);
     // Probes and scrapes come often and from the platform, never from a client: not limited.
     if (OPERATIONS_PATHS.has(path)) return done();
     const token = bearerToken(request);
@@ -154,4 +154,14 @@ export function throughRateLimit(request: FastifyRequest, reply: FastifyReply, a
     | undefined;
   if (!gate) return answer();
   gate(request, reply, (error) => (error ? replyWithError(reply, error) : answer()));
+}
+
+/**
+ * The path of a request target, an absolute-form one too (`GET http://host/api/v1/… HTTP/1.1`,
+ * which RFC 9112 has servers accept and the router routes by its path). Until 2026-11-27 such a
+ * request was taken for anonymous and refused 401 with a valid key (found by a security review).
+ */
+export function targetPath(url: string): string {
+  const path = url.split('?', 1)[0];
+  return path.startsWith('/') ? path : path.replace(/^https?:\/\/[^/]*/i, '');
 }
