@@ -5,7 +5,7 @@ import { loadConfig } from '@lib/shared';
 import { sentQuote } from '../documents/testing/sent-quote';
 import type { QuoteSent } from '../domain/quote.events';
 import { FileQuoteMailer } from './quote-mailer';
-import { composeQuoteMail } from './quote-sent-mail.reactor';
+import { composeQuoteMail, QUOTE_LINK_SLOT, withQuoteLink } from './quote-sent-mail.reactor';
 
 /** The sent quote's data with the customer's locale as sent, supported or not. */
 const sent = (locale: string): QuoteSent['data'] => ({ ...sentQuote().sent, locale });
@@ -40,6 +40,25 @@ describe('quote e-mail', () => {
     expect(mail.html).toContain('<a href="https://quotes.example.com/q/abc">');
     expect(mail.text).toContain('Dear <script>alert(1)</script>');
     expect(mail.text).toContain('The quote is attached as a PDF.');
+  });
+
+  it('given a line break in a name, then the name stays on its line: it cannot start a line of its own', () => {
+    const data = { ...sent('en'), customer: { name: 'Eve\nBcc: attacker@example.com', email: null } };
+    const mail = composeQuoteMail('ev-1', data, data.customerUrl!, 'Fenster\r\nGmbH');
+    expect(mail.text).toContain('Dear Eve Bcc: attacker@example.com,');
+    expect(mail.text.split('\n').some((line) => line.startsWith('Bcc:'))).toBe(false);
+    expect(mail.subject).toBe('Your quote Q-2026-000007 from Fenster GmbH');
+  });
+
+  it('given a stored mail, then the slot for the quote link is filled with the link derived for the attempt, escaped in the HTML', () => {
+    const stored = composeQuoteMail('ev-1', sent('en'), QUOTE_LINK_SLOT, 'Fenster GmbH');
+    expect(JSON.stringify(stored)).not.toContain('https://');
+    const url = 'https://quotes.example.com/q/abc?x=1&y=2';
+    const mail = withQuoteLink(stored, url);
+    expect(mail.quoteUrl).toBe(url);
+    expect(mail.text).toContain(url);
+    expect(mail.html).toContain('<a href="https://quotes.example.com/q/abc?x=1&amp;y=2">');
+    expect(JSON.stringify(mail)).not.toContain(QUOTE_LINK_SLOT);
   });
 
   it('given the same mail twice, then the file mailer writes one message with its attachment', async () => {

@@ -64,6 +64,9 @@ function htmlBody(text: string, url: string, texts: MailTexts, locale: DocumentL
   return `<!DOCTYPE html>\n<html lang="${locale}"><head><meta charset="utf-8"></head><body>\n${paragraphs.join('\n')}\n</body></html>\n`;
 }
 
+/** A name as one line: a line break in it would start a line of its own in the mail ("Dear Eve\nBcc: …"). */
+const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
+
 /**
  * Where the customer's quote link goes in a stored e-mail. The link is a credential (whoever holds
  * it can accept or reject the quote), so the mail queue keeps this instead, and each attempt puts
@@ -89,8 +92,8 @@ export function withQuoteLink(message: QuoteMail, url: string): QuoteMail {
 export function composeQuoteMail(id: string, data: QuoteSent['data'], customerUrl: string, organizationName: string, organizationLocale?: string): QuoteMail {
   const locale = documentLocale(data.locale, organizationLocale);
   const facts: MailFacts = {
-    organization: organizationName,
-    customer: data.customer.name,
+    organization: oneLine(organizationName),
+    customer: data.customer.name === null ? null : oneLine(data.customer.name),
     quoteNumber: data.quote.quoteNumber,
     version: data.quote.version,
     total: formatMoney(data.quote.total, data.quote.currency, locale),
