@@ -139,6 +139,7 @@ describe('submission decider', () => {
     it('when the same answer comes again, or an older one is replayed late, then nothing changes; a newer one replaces it', () => {
       const given = [created, frozen(pricing(900, 4_000))];
       expect(when(given, freeze(pricing(900, 4_000)))).toEqual([]);
+      expect(when(given, freeze(pricing(900, 4_800)))).toEqual([]); // the partner PUT the same answer again
       expect(when(given, freeze(pricing(800, 3_500)))).toEqual([]);
       expect(when(given, freeze(pricing(950, 4_500), 6_000))).toEqual([frozen(pricing(950, 4_500), 6_000)]);
     });

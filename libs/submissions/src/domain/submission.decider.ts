@@ -46,7 +46,11 @@ const initialState = (): SubmissionState => ({
   externalPricing: null,
 });
 
-const samePricing = (a: FrozenPricing, b: FrozenPricing) => JSON.stringify(a) === JSON.stringify(b);
+/**
+ * The same prices, whenever they arrived: a partner that PUTs its answer again changes nothing
+ * frozen (until 2026-11-27 each repeat was frozen anew with its own `receivedAt`; found by a review).
+ */
+const samePricing = (a: FrozenPricing, b: FrozenPricing) => JSON.stringify({ ...a, receivedAt: 0 }) === JSON.stringify({ ...b, receivedAt: 0 });
 
 /** Another organization's submission does not exist for the caller. */
 function ownedBy(state: SubmissionState, organizationId: string): SubmissionState & { submissionId: string; organizationId: string } {
