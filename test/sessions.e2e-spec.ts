@@ -483,6 +483,18 @@ describe('storefront and configuration sessions', () => {
       expect((await read(sessionId, customerToken)).body.pricing.source).toBe('external');
     });
 
+    it("prices a partner's answer for a submission in the submission's currency, after the organization changed its own", async () => {
+      const changing = await app.createOrganization({ settings: { externalPricingEnabled: true } });
+      const tpl = await createTemplate(changing.organizationId);
+      const { sessionId, customerToken } = await startSession(changing.slug, { templateId: tpl });
+      const { configHash: hash } = (await configure(sessionId, customerToken)).body;
+      const { submissionId } = (await submit(sessionId, customerToken)).body;
+      expect((await app.request('PATCH', `/admin/v1/organizations/${changing.organizationId}`, { token: ADMIN_TOKEN, body: { currency: 'JPY' } })).status).toBe(200);
+      await app.get(CommandBus).execute(new RecordSessionAdjustment(sessionId, hash, [{ description: 'All in', quantity: 2, unitPrice: 333.335 }], 'system', true));
+      const submission = (await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: changing.apiKey })).body;
+      expect(submission).toMatchObject({ currency: 'EUR', externalPricing: { subtotal: 666.67, lineItems: [{ unitPrice: 333.335, total: 666.67 }] } });
+    });
+
     it('needs a saved configuration first (422 on configuration)', async () => {
       const { sessionId, customerToken } = await startSession();
       const res = await submit(sessionId, customerToken);

@@ -279,7 +279,8 @@ export class RecordSessionAdjustmentHandler implements ICommandHandler<RecordSes
 
   async execute({ sessionId, configHash: hash, lineItems, actor, forSubmission }: RecordSessionAdjustment): Promise<RecordedAdjustment> {
     const session = await loadSession(this.repository, sessionId);
-    const { currency } = await this.organizations.get(session.organizationId);
+    // An answer for a submission is in the currency it was priced in, whatever the organization's is now.
+    const currency = session.submittedCurrency ?? (await this.organizations.get(session.organizationId)).currency;
     const { lineItems: items, subtotal } = priceExternalLineItems(lineItems, currency);
     const at = this.clock.now();
     const { state } = await this.repository.handle(

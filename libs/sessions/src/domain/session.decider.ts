@@ -25,6 +25,8 @@ export interface SessionState {
   /** the latest external write per configHash, for the most recently written hashes (session-adjustments.ts) */
   adjustments: Adjustment[];
   submissionId: string | null;
+  /** the currency the submission was priced in (recorded since 2026-11-27); null before submit or when not recorded */
+  submittedCurrency: string | null;
   lastActivityAt: number;
   /** the newest token generation issued per webhook delivery (deliveryId → generation) */
   pricingTokens: Record<string, number>;
@@ -86,6 +88,7 @@ const initialState = (): SessionState => ({
   adjustments: [],
   submissionId: null,
   lastActivityAt: 0,
+  submittedCurrency: null,
   pricingTokens: {},
 });
 
@@ -231,6 +234,7 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
         ...state,
         status: 'submitted',
         submissionId: event.data.submissionId,
+        submittedCurrency: event.data.currency ?? null,
         basePricing: event.data.basePricing,
         lastActivityAt: event.data.at,
       };
