@@ -373,8 +373,8 @@ describe('storefront and configuration sessions', () => {
       expect((await setLivePricing(false)).status).toBe(200);
       const off = (await read(sessionId, customerToken)).body;
       expect(off.pricing).toEqual({ source: 'base', lineItems: basePricing.lineItems, subtotal: basePricing.subtotal, awaitingExternal: false });
-      // The answer itself is still the session's: the api-v1 object shows it.
-      expect(off.adjustments).toMatchObject({ configHash: hash, subtotal: 716.67 });
+      // The customer sees no trace of the partner's answer; the session keeps it (below, it shows again).
+      expect(off.adjustments).toBeNull();
       expect((await setLivePricing(true)).status).toBe(200);
       expect((await read(sessionId, customerToken)).body.pricing).toMatchObject({ source: 'external', subtotal: 716.67 });
 
@@ -382,6 +382,24 @@ describe('storefront and configuration sessions', () => {
       const { submissionId } = (await submit(sessionId, customerToken)).body;
       const submission = (await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: live.apiKey })).body;
       expect(submission).toMatchObject({ basePricing: { subtotal: basePricing.subtotal }, externalPricing: null });
+    });
+
+    it('keeps the base price of a submission made while live pricing was off: a late answer to the configuration does not price it, an auto-fill asked for since does', async () => {
+      const live = await app.createOrganization({ settings: { externalPricingEnabled: true } });
+      const liveTemplate = await createTemplate(live.organizationId);
+      const { sessionId, customerToken } = await startSession(live.slug, { templateId: liveTemplate });
+      const { configHash: hash } = (await configure(sessionId, customerToken)).body;
+      const setLivePricing = (on: boolean) =>
+        app.request('PATCH', `/admin/v1/organizations/${live.organizationId}`, { token: ADMIN_TOKEN, body: { settings: { externalPricingEnabled: on } } });
+      expect((await setLivePricing(false)).status).toBe(200);
+      const { submissionId } = (await submit(sessionId, customerToken)).body;
+      expect((await setLivePricing(true)).status).toBe(200);
+      const submission = async () => (await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: live.apiKey })).body;
+
+      await adjust(sessionId, hash); // a late answer to the configuration's pricing.calculated
+      expect((await submission()).externalPricing).toBeNull();
+      await app.get(CommandBus).execute(new RecordSessionAdjustment(sessionId, hash, [{ description: 'Auto-filled', quantity: 1, unitPrice: 640 }], 'system', true));
+      expect((await submission()).externalPricing).toMatchObject({ configHash: hash, subtotal: 640 });
     });
 
     it('waits for an external price while live pricing is on and none has arrived', async () => {

@@ -49,9 +49,11 @@ export function toSessionObject(session: SessionDocument, { now, idleTtlMs }: Se
  * configuration active, and still within the organization's pricing timeout since it changed).
  */
 export function toStorefrontSession(session: SessionDocument, context: SessionReadContext, live: LivePricingSettings) {
-  const object = toSessionObject(session, context);
-  // Live pricing switched off: the product's own price again, as submit will take it.
-  if (object.adjustments && live.externalPricingEnabled) {
+  const whole = toSessionObject(session, context);
+  // Live pricing switched off: the product's own price again, as submit will take it, and the
+  // partner's answer is not shown either (it is kept: switched on again, it shows again).
+  const object = live.externalPricingEnabled ? whole : { ...whole, adjustments: null };
+  if (object.adjustments) {
     const { lineItems, subtotal } = object.adjustments;
     return { ...object, pricing: { source: 'external' as const, lineItems: inDisplayOrder(lineItems), subtotal, awaitingExternal: false } };
   }

@@ -241,6 +241,9 @@ export async function freezeOntoSubmission(commands: CommandBus, session: Sessio
   if (session.status !== 'submitted' || !session.submissionId || !session.organizationId) return;
   const adjustment = currentAdjustment(session.adjustments, session.configHash);
   if (!adjustment) return;
+  // Submitted while live pricing was off: the product's own price stands, against a late answer
+  // to the configuration too; an auto-fill the organization asked for since still prices it.
+  if (!session.submittedWithLivePricing && adjustment.receivedAt !== session.autofillAnsweredAt) return;
   await commands.execute(new FreezeExternalPricing(session.organizationId, session.submissionId, forDisplay(adjustment), actor));
 }
 

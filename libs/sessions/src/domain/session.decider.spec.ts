@@ -31,7 +31,7 @@ const lines = [{ description: 'Window, all in', quantity: 1, unitPrice: 700, tot
 const adjusted: SessionEvent = { type: 'session.v1.adjustmentReceived', data: { ...ids, configHash: hash, lineItems: lines, subtotal: 700, at: 2_500 } };
 const submitted: SessionEvent = {
   type: 'session.v1.submitted',
-  data: { ...ids, templateId: 'tpl_1', submissionId: 'sub_1', customer, configuration, configHash: hash, basePricing: pricing, currency: 'EUR', externalPricing: null, at: 3_000 },
+  data: { ...ids, templateId: 'tpl_1', submissionId: 'sub_1', customer, configuration, configHash: hash, basePricing: pricing, currency: 'EUR', livePricing: true, externalPricing: null, at: 3_000 },
 };
 
 function errorOf(act: () => unknown): Error {

@@ -27,6 +27,10 @@ export interface SessionState {
   submissionId: string | null;
   /** the currency the submission was priced in (recorded since 2026-11-27); null before submit or when not recorded */
   submittedCurrency: string | null;
+  /** live pricing was on at submit: only then do later answers for the configuration price the submission */
+  submittedWithLivePricing: boolean;
+  /** when the latest answer to an auto-fill arrived (asked for by the organization, it prices the submission in any case) */
+  autofillAnsweredAt: number | null;
   lastActivityAt: number;
   /** the newest token generation issued per webhook delivery (deliveryId → generation) */
   pricingTokens: Record<string, number>;
@@ -89,6 +93,8 @@ const initialState = (): SessionState => ({
   submissionId: null,
   lastActivityAt: 0,
   submittedCurrency: null,
+  submittedWithLivePricing: true,
+  autofillAnsweredAt: null,
   pricingTokens: {},
 });
 
@@ -164,6 +170,7 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
             configHash: session.configHash,
             basePricing: command.basePricing,
             currency: command.currency,
+            livePricing: command.livePricing,
             externalPricing,
             at: command.at,
           },
@@ -186,6 +193,7 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
             lineItems: command.lineItems,
             subtotal: command.subtotal,
             at: command.at,
+            ...(command.forSubmission && { forSubmission: true as const }),
           },
         },
       ];
@@ -226,6 +234,7 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
       return {
         ...state,
         adjustments: withAdjustment(state.adjustments, adjustmentOf(event)),
+        autofillAnsweredAt: event.data.forSubmission ? event.data.at : state.autofillAnsweredAt,
       };
     case 'session.v1.pricingTokenIssued':
       return { ...state, pricingTokens: { ...state.pricingTokens, [event.data.deliveryId]: event.data.generation } };
@@ -235,6 +244,7 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
         status: 'submitted',
         submissionId: event.data.submissionId,
         submittedCurrency: event.data.currency ?? null,
+        submittedWithLivePricing: event.data.livePricing ?? true,
         basePricing: event.data.basePricing,
         lastActivityAt: event.data.at,
       };

@@ -69,7 +69,16 @@ export type SessionEvent =
     }
   | {
       type: 'session.v1.adjustmentReceived';
-      data: { organizationId: string; sessionId: string; configHash: string; lineItems: AdjustmentLineItem[]; subtotal: number; at: number };
+      data: {
+        organizationId: string;
+        sessionId: string;
+        configHash: string;
+        lineItems: AdjustmentLineItem[];
+        subtotal: number;
+        at: number;
+        /** an answer to an auto-fill (for the submission), recorded since 2026-11-27 */
+        forSubmission?: true;
+      };
     }
   | {
       /** a capability token was handed to the external system in a `pricing.calculated` delivery */
@@ -90,6 +99,8 @@ export type SessionEvent =
         basePricing: PricingBreakdown;
         /** the currency of basePricing: the organization's at submit (absent in events before 2026-11-27) */
         currency?: string;
+        /** whether the organization's live pricing was on at submit (absent before 2026-11-27: it was taken as on) */
+        livePricing?: boolean;
         externalPricing: FrozenPricing | null;
         at: number;
       };
