@@ -212,6 +212,18 @@ describe('the customer pages in a browser', () => {
     }
   });
 
+  it('shows the partner price also when the service refuses the live stream (429): it reads the session and follows again later', async () => {
+    await page.route('**/storefront/v1/sessions/*/stream*', (route) =>
+      route.fulfill({ status: 429, headers: { 'retry-after': '15' }, contentType: 'application/json', body: '{"error":{"code":"rate_limited","message":"too many streams"}}' }),
+    );
+    await page.goto(`${baseUrl}/c/${org.slug}`);
+    await page.getByRole('heading', { name: 'Configure your window' }).waitFor();
+    // Without the stream the page reads the session when it is refused, and again when it retries (15 s).
+    await page.getByRole('status').filter({ hasText: 'Price confirmed by Glass & Frame Ltd.' }).waitFor({ timeout: 25_000 });
+    // The first refusal and the one 15 s later, not a reconnect every two seconds.
+    expect(pageErrors.splice(0)).toEqual(Array(2).fill(expect.stringMatching(/^429 GET .+\/stream\?token=/)));
+  }, 40_000);
+
   it('takes an enquiry on the contact form: field errors in place, then a lead in the API', async () => {
     await page.goto(`${baseUrl}/contact/${org.slug}`);
     await page.getByRole('heading', { name: 'Contact Glass & Frame Ltd' }).waitFor();

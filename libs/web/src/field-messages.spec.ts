@@ -1,4 +1,6 @@
+import { AmountTooLarge } from '@lib/shared';
 import { validateConfiguration } from '@lib/templates/domain/configuration';
+import { TooManyBaseLines } from '@lib/templates/domain/pricing';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { fieldErrorsOf, localizeFieldMessage, placeFor } from './client/field-messages';
 import { formatSize } from './client/units';
@@ -38,6 +40,16 @@ describe('validation messages of the API in the page language', () => {
     expect(localizeFieldMessage('must be a whole number', VALIDATION.en, millimetres)).toBe('Enter a whole number.');
     expect(localizeFieldMessage('must be a whole number', VALIDATION.de, millimetres)).toBe('Bitte eine ganze Zahl eingeben.');
     expect(localizeFieldMessage('must be a number', VALIDATION.nl, inches)).toBe('Vul een getal in.');
+  });
+
+  it('re-words the refusals of a price: too many lines, too large an amount', () => {
+    const lines = new TooManyBaseLines(241).details!.fields as Array<{ path: string; message: string }>;
+    expect([lines[0].path, localizeFieldMessage(lines[0].message, VALIDATION.de, millimetres)]).toEqual([
+      'components',
+      'Dieses Fenster ergäbe 241 Preispositionen, mehr als die 200, die ein Preis haben kann. Bitte weniger Elemente oder Optionen wählen.',
+    ]);
+    const [large] = new AmountTooLarge('EUR', 'unitAmount').fields;
+    expect(localizeFieldMessage(large.message, VALIDATION.nl, millimetres)).toBe('Deze prijs is te hoog. Kies minder stuks of een kleiner raam.');
   });
 
   it('shows a message no rule knows as the API wrote it', () => {

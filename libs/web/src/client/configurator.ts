@@ -4,6 +4,9 @@ import { fieldErrorsOf, localizeFieldMessage, placeFor, type FieldError } from '
 import { formatSize, parseSizeInput, sizeInputValue, unitLabel, type UnitSystem } from './units';
 import { VALIDATION } from './validation.messages';
 
+/** How soon the page follows the session again after the service refused its stream (its `Retry-After` for too many streams). */
+const REFOLLOW_MS = 15_000;
+
 interface Size {
   minWidth: number;
   maxWidth: number;
@@ -162,6 +165,7 @@ class Configurator {
   /** saves that failed in a row (network, 409, 429, 5xx); each is retried, later and later */
   private failures = 0;
   private stopped = false;
+  private followTimer: number | undefined;
   /**
    * The `Idempotency-Key` of the submit: the same for every attempt with the same configuration
    * and customer, so that a retry after an answer that got lost is answered with the first
@@ -239,6 +243,7 @@ class Configurator {
   stop(): void {
     this.stopped = true;
     this.stream?.close();
+    window.clearTimeout(this.followTimer);
     window.clearTimeout(this.saveTimer);
     window.removeEventListener('online', this.online);
     this.saveSeq++; // a save still in flight is answered into nothing
@@ -712,11 +717,30 @@ class Configurator {
     this.general.textContent = unplaced.join(' ');
   }
 
-  /** Live view of the session: the price as the partner's answer or the wait for it ends. */
+  /**
+   * Live view of the session: the price as the partner's answer or the wait for it ends. A stream
+   * the service refuses for good (204 for an expired session, 429 when the session has too many
+   * open) is not reconnected by EventSource: the page then reads the session once, which shows an
+   * expiry, and follows again a little later.
+   */
   private follow(): void {
     const url = `${context.root}storefront/v1/sessions/${encodeURIComponent(this.sessionId)}/stream?token=${encodeURIComponent(this.token)}`;
-    this.stream = new EventSource(url);
-    this.stream.addEventListener('session', (event) => this.renderSession(JSON.parse((event as MessageEvent<string>).data) as Session));
+    const stream = new EventSource(url);
+    this.stream = stream;
+    stream.addEventListener('session', (event) => this.renderSession(JSON.parse((event as MessageEvent<string>).data) as Session));
+    stream.addEventListener('error', () => {
+      if (stream.readyState !== EventSource.CLOSED || this.stopped || this.stream !== stream) return;
+      void this.readSession();
+      window.clearTimeout(this.followTimer);
+      this.followTimer = window.setTimeout(() => {
+        if (!this.stopped && this.stream === stream) this.follow();
+      }, REFOLLOW_MS);
+    });
+  }
+
+  private async readSession(): Promise<void> {
+    const res = await api<Session>(context, 'GET', `sessions/${this.sessionId}`, { token: this.token });
+    if (res.ok && res.body && !this.stopped) this.renderSession(res.body);
   }
 
   private renderSession(session: Session): void {

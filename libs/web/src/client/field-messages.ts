@@ -15,6 +15,10 @@ export interface ValidationTexts {
   email: string;
   phone: string;
   tooLong: string;
+  /** a configuration whose price would have more lines than a price may (pricing.md) */
+  tooManyLines: string;
+  /** a price beyond the largest amount the service handles (pricing.md) */
+  priceTooLarge: string;
 }
 
 export interface FieldError {
@@ -44,6 +48,8 @@ const RULES: Rule[] = [
   [/valid e-mail address$/, (_m, t) => t.email],
   [/^phone may hold/, (_m, t) => t.phone],
   [/must be shorter than or equal to (\d+) characters$/, (m, t) => fill(t.tooLong, { max: m[1] })],
+  [/^this configuration would be priced in (\d+) lines, more than the (\d+) a price may have/, (m, t) => fill(t.tooManyLines, { lines: m[1], max: m[2] })],
+  [/^the price exceeds the largest amount/, (_m, t) => t.priceTooLarge],
 ];
 
 export function localizeFieldMessage(message: string, texts: ValidationTexts, size: (mm: number) => string): string {

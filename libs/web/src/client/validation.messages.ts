@@ -15,6 +15,8 @@ export const VALIDATION: Record<Locale, ValidationTexts> = {
     email: 'Enter a valid e-mail address.',
     phone: 'A phone number may hold digits, spaces, a leading + and ( ) . / -.',
     tooLong: 'At most {max} characters.',
+    tooManyLines: 'This window would be priced in {lines} lines, more than the {max} a price may have. Use fewer parts or options.',
+    priceTooLarge: 'This price is too large. Choose fewer units or a smaller window.',
   },
   de: {
     atLeast: 'Mindestens {limit}.',
@@ -29,6 +31,8 @@ export const VALIDATION: Record<Locale, ValidationTexts> = {
     email: 'Bitte eine gültige E-Mail-Adresse eingeben.',
     phone: 'Eine Telefonnummer darf Ziffern, Leerzeichen, ein führendes + und ( ) . / - enthalten.',
     tooLong: 'Höchstens {max} Zeichen.',
+    tooManyLines: 'Dieses Fenster ergäbe {lines} Preispositionen, mehr als die {max}, die ein Preis haben kann. Bitte weniger Elemente oder Optionen wählen.',
+    priceTooLarge: 'Dieser Preis ist zu hoch. Bitte weniger Stück oder ein kleineres Fenster wählen.',
   },
   nl: {
     atLeast: 'Minimaal {limit}.',
@@ -43,5 +47,7 @@ export const VALIDATION: Record<Locale, ValidationTexts> = {
     email: 'Vul een geldig e-mailadres in.',
     phone: 'Een telefoonnummer mag cijfers, spaties, een + aan het begin en ( ) . / - bevatten.',
     tooLong: 'Maximaal {max} tekens.',
+    tooManyLines: 'Dit raam zou {lines} prijsregels krijgen, meer dan de {max} die een prijs mag hebben. Kies minder onderdelen of opties.',
+    priceTooLarge: 'Deze prijs is te hoog. Kies minder stuks of een kleiner raam.',
   },
 };
