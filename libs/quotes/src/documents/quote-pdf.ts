@@ -1,5 +1,5 @@
 import PDFDocument from 'pdfkit';
-import { formatDate, formatMoney, formatQuantity, formatSize, formatTaxRate, formatUnitPrice, formatValidUntil, type DocumentLocale, type UnitSystem } from './document-locale';
+import { formatDate, formatMoney, formatQuantity, formatSize, formatTaxRate, formatUnitPrice, formatValidUntil, type CurrencyDisplay, type DocumentLocale, type UnitSystem } from './document-locale';
 import { drawable } from './drawable-text';
 
 /** Everything one quote PDF shows: the content of one quote version and who it is from and for. */
@@ -127,8 +127,7 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
   const content = drawableContent(given);
   const { locale } = content;
   const t = LABELS[locale];
-  // A currency sign outside Windows-1252 (₹, ₩, ₺…) is drawn as `?` rather than garbling the amount.
-  const money = (amount: number) => drawable(formatMoney(amount, content.currency, locale));
+  const money = (amount: number) => drawableAmount((display) => formatMoney(amount, content.currency, locale, display));
   const doc = new PDFDocument({
     size: 'A4',
     margin: MARGIN,
@@ -178,7 +177,7 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
     const cells: Array<[string, number, number, 'left' | 'right']> = [
       [item.description, COLUMNS.description, COLUMNS.quantity - 10, 'left'],
       [formatQuantity(item.quantity, locale), COLUMNS.quantity, COLUMNS.unitPrice - COLUMNS.quantity - 10, 'right'],
-      [drawable(formatUnitPrice(item.unitPrice, content.currency, locale)), COLUMNS.unitPrice, COLUMNS.amount - COLUMNS.unitPrice - 10, 'right'],
+      [drawableAmount((display) => formatUnitPrice(item.unitPrice, content.currency, locale, display)), COLUMNS.unitPrice, COLUMNS.amount - COLUMNS.unitPrice - 10, 'right'],
       [money(item.total), COLUMNS.amount, AMOUNT_WIDTH, 'right'],
     ];
     // A unit price with all six decimals may wrap in its narrow column, like a long description.
@@ -206,6 +205,15 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
   }
   doc.end();
   return done;
+}
+
+/**
+ * An amount with its currency's sign where the standard fonts have it (€, $, £, ¥), else with the
+ * currency's code: `INR 31,105.47`, not `?31,105.47` (2026-11-27, found by a review).
+ */
+function drawableAmount(format: (display: CurrencyDisplay) => string): string {
+  const withSign = format('symbol');
+  return drawable(withSign) === withSign ? withSign : drawable(format('code'));
 }
 
 /** The content with every text the standard fonts can draw (drawable-text.ts); the document's info keeps the originals. */
