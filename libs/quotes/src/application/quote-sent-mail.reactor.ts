@@ -72,9 +72,9 @@ const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
  * it can accept or reject the quote), so the mail queue keeps this instead, and each attempt puts
  * the link, derived again from the quote id, in its place (withQuoteLink). Until 2026-11-27 the
  * queue kept the link itself, in the read store and its backups (found by a security review).
+ * Between NULs, which no stored text holds (free text drops control characters): as
+ * `{{quoteLink}}`, a customer of that name was given the link in place of the name (a review).
  */
-// Between NULs, which no stored text holds (free text drops control characters): a customer named
-// `{{quoteLink}}` was given the link in place of the name (found by a review).
 export const QUOTE_LINK_SLOT = '\u0000quoteLink\u0000';
 
 /** The stored e-mail as it is sent: the quote link in the place of QUOTE_LINK_SLOT. */
