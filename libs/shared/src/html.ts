@@ -56,19 +56,10 @@ function decodeEntities(text: string): string {
 }
 
 /**
- * Control characters other than tab and line feed (C0, DEL, C1), and the explicit bidi embeddings,
- * overrides and isolates (U+202A–U+202E, U+2066–U+2069), which make text read otherwise than it is
- * stored (`Eve\u202Elive`). Right-to-left text needs none of them; the marks U+200E/U+200F stay.
- */
-const INVISIBLE_CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g;
-
-/**
  * Reduces free text to plain text: tags (and script/style content) are removed, entities decoded,
  * and the tags that decoding brings out removed again, so that entity-encoded markup cannot turn
- * back into a tag. Text that is not a complete tag is kept (`PO A<B-7`). Line ends become `\n`;
- * control and bidi-override characters are dropped (2026-11-27, found by a security review: a
- * name carried `\r` into the PDF and U+202E into every page). Output is plain text and must still
- * be escaped wherever it is rendered as HTML.
+ * back into a tag. Text that is not a complete tag is kept (`PO A<B-7`). Output is plain text and
+ * must still be escaped wherever it is rendered as HTML.
  */
 export function stripHtml(input: string): string {
   let text = removeTags(input);
@@ -77,5 +68,5 @@ export function stripHtml(input: string): string {
     if (decoded === text) break;
     text = removeTags(decoded);
   }
-  return text.replace(/\r\n?/g, '\n').replace(INVISIBLE_CONTROLS, '').trim();
+  return text.trim();
 }

@@ -61,11 +61,13 @@ describe('quote e-mail', () => {
     expect(JSON.stringify(mail)).not.toContain(QUOTE_LINK_SLOT);
   });
 
-  it('given a name that looks like a template placeholder, then it stays the name', () => {
-    const data = { ...sent('en'), customer: { name: '{{quoteLink}}', email: null } };
-    const mail = withQuoteLink(composeQuoteMail('ev-1', data, QUOTE_LINK_SLOT, 'Fenster GmbH'), 'https://quotes.example.com/q/abc');
-    expect(mail.text).toContain('Dear {{quoteLink}},');
-    expect(mail.html).toContain('Dear {{quoteLink}},');
+  it('given a name that looks like a placeholder, or holds the slot itself, then it stays the name', () => {
+    for (const [name, greeting] of [['{{quoteLink}}', 'Dear {{quoteLink}},'], [QUOTE_LINK_SLOT, 'Dear quoteLink,']]) {
+      const data = { ...sent('en'), customer: { name, email: null } };
+      const mail = withQuoteLink(composeQuoteMail('ev-1', data, QUOTE_LINK_SLOT, 'Fenster GmbH'), 'https://quotes.example.com/q/abc');
+      expect(mail.text).toContain(greeting);
+      expect(mail.html).toContain(greeting);
+    }
   });
 
   it('given the same mail twice, then the file mailer writes one message with its attachment', async () => {

@@ -64,16 +64,20 @@ function htmlBody(text: string, url: string, texts: MailTexts, locale: DocumentL
   return `<!DOCTYPE html>\n<html lang="${locale}"><head><meta charset="utf-8"></head><body>\n${paragraphs.join('\n')}\n</body></html>\n`;
 }
 
-/** A name as one line: a line break in it would start a line of its own in the mail ("Dear Eve\nBcc: …"). */
-const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
+/**
+ * A name as one line of text: a line break in it would start a line of its own in the mail ("Dear
+ * Eve\nBcc: …"), and no other control character belongs in a greeting or a subject (nor can a
+ * name then hold the slot of the quote link, which is between NULs).
+ */
+const oneLine = (text: string) => text.replace(/[\s\u0000-\u001F\u007F-\u009F]+/g, ' ').trim();
 
 /**
  * Where the customer's quote link goes in a stored e-mail. The link is a credential (whoever holds
  * it can accept or reject the quote), so the mail queue keeps this instead, and each attempt puts
  * the link, derived again from the quote id, in its place (withQuoteLink). Until 2026-11-27 the
  * queue kept the link itself, in the read store and its backups (found by a security review).
- * Between NULs, which no stored text holds (free text drops control characters): as
- * `{{quoteLink}}`, a customer of that name was given the link in place of the name (a review).
+ * Between NULs, which the names in a mail never hold (oneLine): as `{{quoteLink}}`, a customer
+ * of that name was given the link in place of the name (a review).
  */
 export const QUOTE_LINK_SLOT = '\u0000quoteLink\u0000';
 
