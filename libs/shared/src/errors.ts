@@ -23,6 +23,14 @@ export class ValidationFailed extends DomainError {
   constructor(readonly fields: FieldError[], message = 'The request is invalid.') {
     super(message, { fields });
   }
+
+  /** The same refusal for a request that holds the checked object under `base` (`configuration`). */
+  under(base: string): ValidationFailed {
+    return new ValidationFailed(
+      this.fields.map(({ path, message }) => ({ path: path ? `${base}.${path}` : base, message })),
+      this.message,
+    );
+  }
 }
 
 export class NotFound extends DomainError {

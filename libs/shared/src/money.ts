@@ -76,11 +76,6 @@ export class AmountTooLarge extends ValidationFailed {
     const limit = `the largest amount the service handles in ${currency} (${largestAmount(currency).toFixed(minorUnits(currency))})`;
     super([{ path, message: `the price exceeds ${limit}` }], `The price exceeds ${limit}. Nothing was changed.`);
   }
-
-  /** The same refusal for a request that holds the priced object under `base` (`configuration`). */
-  under(base: string): AmountTooLarge {
-    return new AmountTooLarge(this.currency, this.path ? `${base}.${this.path}` : base);
-  }
 }
 
 /**

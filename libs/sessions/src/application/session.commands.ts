@@ -3,9 +3,9 @@ import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { RecordSubmissionContact } from '@lib/contacts';
 import { AggregateRepository } from '@lib/event-sourcing';
 import { OrganizationDirectory } from '@lib/organizations';
-import { AmountTooLarge, APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, WriteStoredNotYetVisible, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, WriteStoredNotYetVisible, type AppConfig } from '@lib/shared';
 import { CreateSubmission, FreezeExternalPricing, priceExternalLineItems, type ExternalLineInput, type SubmissionCustomer } from '@lib/submissions';
-import { TemplateDirectory, TooManyBaseLines, configHash, priceConfiguration, validateConfiguration, type BasePricing } from '@lib/templates';
+import { TemplateDirectory, configHash, priceConfiguration, validateConfiguration, type BasePricing } from '@lib/templates';
 import { currentAdjustment, forDisplay } from '../domain/session-adjustments';
 import { assertCustomerMayWrite, sessionDecider, type SessionState } from '../domain/session.decider';
 import { SessionNotConfigured } from '../domain/session.errors';
@@ -152,13 +152,15 @@ export class ChangeSessionConfigurationHandler implements ICommandHandler<Change
 
 /**
  * A template or the organization's currency changed since the save can take the price past the
- * largest amount: refused like an invalid configuration, with its paths under `configuration`.
+ * largest amount or the most lines: refused like an invalid configuration, with its paths under
+ * `configuration`.
  */
 function priceForSubmit(price: () => BasePricing): BasePricing {
   try {
     return price();
   } catch (error) {
-    throw error instanceof AmountTooLarge || error instanceof TooManyBaseLines ? error.under('configuration') : error;
+    // The price's refusals (too large an amount, too many lines) name the configuration's fields.
+    throw error instanceof ValidationFailed ? error.under('configuration') : error;
   }
 }
 

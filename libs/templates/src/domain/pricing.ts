@@ -36,17 +36,9 @@ export const MAX_BASE_LINE_ITEMS = 200;
  * anything is stored.
  */
 export class TooManyBaseLines extends ValidationFailed {
-  constructor(
-    readonly count: number,
-    readonly path = 'components',
-  ) {
+  constructor(readonly count: number) {
     const message = `this configuration would be priced in ${count} lines, more than the ${MAX_BASE_LINE_ITEMS} a price may have; use fewer parts or options`;
-    super([{ path, message }], `The configuration would be priced in ${count} lines, more than ${MAX_BASE_LINE_ITEMS}. Nothing was changed.`);
-  }
-
-  /** The same refusal for a request that holds the configuration under `base` (`configuration`). */
-  under(base: string): TooManyBaseLines {
-    return new TooManyBaseLines(this.count, `${base}.${this.path}`);
+    super([{ path: 'components', message }], `The configuration would be priced in ${count} lines, more than ${MAX_BASE_LINE_ITEMS}. Nothing was changed.`);
   }
 }
 
