@@ -118,8 +118,8 @@ class SessionEventStream {
 /** The open session streams of this process; each ends when its client leaves or the process stops. */
 @Injectable()
 export class SessionEventStreams implements OnModuleDestroy {
-  private readonly open = new Set<SessionEventStream>();
-  private readonly openPerSession = new Map<string, number>();
+  /** the open streams of each session */
+  private readonly open = new Map<string, Set<SessionEventStream>>();
 
   constructor(
     private readonly feed: SessionChangeFeed,
@@ -131,7 +131,7 @@ export class SessionEventStreams implements OnModuleDestroy {
 
   /** 429 `rate_limited` when the session has MAX_STREAMS_PER_SESSION streams open here already. */
   admit(sessionId: string): void {
-    if ((this.openPerSession.get(sessionId) ?? 0) < MAX_STREAMS_PER_SESSION) return;
+    if ((this.open.get(sessionId)?.size ?? 0) < MAX_STREAMS_PER_SESSION) return;
     throw new RateLimited(`This session has ${MAX_STREAMS_PER_SESSION} live streams open already; close one first.`, HEARTBEAT_MS / 1000);
   }
 
@@ -140,22 +140,22 @@ export class SessionEventStreams implements OnModuleDestroy {
    * the same turn); never throws.
    */
   async serve(sessionId: string, response: ServerResponse, headers: OutgoingHttpHeaders): Promise<void> {
+    const streams = this.open.get(sessionId) ?? new Set<SessionEventStream>();
+    this.open.set(sessionId, streams);
     const stream: SessionEventStream = new SessionEventStream(sessionId, response, this.reader, this.readYourWrites, this.clock, () => this.forget(stream, sessionId), this.metrics);
-    this.open.add(stream);
-    this.openPerSession.set(sessionId, (this.openPerSession.get(sessionId) ?? 0) + 1);
+    streams.add(stream);
     await stream.start(this.feed, headers);
   }
 
   private forget(stream: SessionEventStream, sessionId: string): void {
-    this.open.delete(stream);
-    const left = (this.openPerSession.get(sessionId) ?? 1) - 1;
-    if (left > 0) this.openPerSession.set(sessionId, left);
-    else this.openPerSession.delete(sessionId);
+    const streams = this.open.get(sessionId);
+    streams?.delete(stream);
+    if (streams?.size === 0) this.open.delete(sessionId);
   }
 
   /** Ends every open stream (at shutdown, before the server drains; clients reconnect after `retry`). */
   closeAll(): void {
-    for (const stream of [...this.open]) stream.close();
+    for (const stream of [...this.open.values()].flatMap((streams) => [...streams])) stream.close();
   }
 
   onModuleDestroy(): void {
