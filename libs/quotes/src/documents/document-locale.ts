@@ -15,20 +15,17 @@ export function documentLocale(...candidates: Array<string | null | undefined>):
   return 'en';
 }
 
-/** Intl separates with non-breaking spaces; the PDF's standard fonts and plain-text mail want plain ones. */
+/** Intl separates with non-breaking spaces; plain-text mail and the PDF's line breaking want plain ones. */
 const plain = (text: string) => text.replace(/[\u00a0\u202f]/g, ' ');
 
 /** An amount as it is stored: exactly the currency's minor unit (`2.013,15 HUF`, `IQD 1,250.000`, `¥100`). */
-/** `display`: the currency's sign (`€1.00`), or its ISO code (`INR 1.00`) where the sign cannot be drawn. */
-export function formatMoney(amount: number, currency: string, locale: DocumentLocale, display: CurrencyDisplay = 'symbol'): string {
-  return plain(new Intl.NumberFormat(locale, { ...currencyFormatOptions(currency), currencyDisplay: display }).format(amount));
+export function formatMoney(amount: number, currency: string, locale: DocumentLocale): string {
+  return plain(new Intl.NumberFormat(locale, currencyFormatOptions(currency)).format(amount));
 }
 
-export type CurrencyDisplay = 'symbol' | 'code';
-
 /** A unit price with every decimal it may be stored with, so `€0.125` is not shown as `€0.13`. */
-export function formatUnitPrice(amount: number, currency: string, locale: DocumentLocale, display: CurrencyDisplay = 'symbol'): string {
-  return plain(new Intl.NumberFormat(locale, { ...currencyFormatOptions(currency, 'unitPrice'), currencyDisplay: display }).format(amount));
+export function formatUnitPrice(amount: number, currency: string, locale: DocumentLocale): string {
+  return plain(new Intl.NumberFormat(locale, currencyFormatOptions(currency, 'unitPrice')).format(amount));
 }
 
 /** A quantity (or count) with every decimal it may be stored with: `1.2345` is not shown as `1.235`. */

@@ -1,21 +1,34 @@
+import { CURRENCY_CODES } from '@lib/shared';
+import { DOCUMENT_LOCALES, formatMoney, formatUnitPrice } from './document-locale';
 import { drawable } from './drawable-text';
 
-describe('drawable (text for the PDF standard fonts)', () => {
-  it('keeps everything Windows-1252 has: ASCII, Latin-1 letters and the typographic signs at 0x80–0x9f', () => {
-    const text = 'Größe (B × H): 1.200 € – “Fenster” ‘Tür’ … Œuvre, naïve, Ærø, ß, ½';
+describe('drawable (text for the quote PDF fonts)', () => {
+  it('given Latin, Greek, Cyrillic and Georgian text and currency signs, then it is kept as it is', () => {
+    const text = 'Łukasz Żółć, Dvořák, Đorđe, ığdır – “Fenster” Größe 1.234,50 € ΩΣ Привет ქართული ₹ ₺ ₴ ¥ £';
     expect(drawable(text)).toBe(text);
   });
 
-  it('draws a Latin letter with a mark as its base letter, and the undecomposed ones as their look-alikes', () => {
-    expect(drawable('Łukasz Żółć, Dvořák, Đorđe, ığdır')).toBe('Lukasz Zólc, Dvorák, Dorde, igdir');
+  it('given a letter and its combining mark, then they are composed', () => {
+    expect(drawable('Zo\u0308e')).toBe('Zöe');
   });
 
-  it('draws other scripts and currency signs outside Windows-1252 as ?, one per character, leaving the rest whole', () => {
-    expect(drawable('ΩΣ 中文 ok ₹1,234.50')).toBe('?? ?? ok ?1,234.50');
+  it('given characters the fonts have no glyph for, then each is drawn as ?', () => {
+    expect(drawable('中文 ok ไทย')).toBe('?? ok ???');
   });
 
-  it('keeps line ends as \\n (CRLF, CR), tabs as spaces, and drops control and invisible format characters', () => {
+  it('given a right-to-left script, then its letters are drawn as ? rather than in reverse', () => {
+    expect(drawable('Name: דוד / محمد')).toBe('Name: ??? / ????');
+  });
+
+  it('given line ends, tabs, control and format characters, then lines end in \\n, tabs are spaces and the rest is dropped', () => {
     expect(drawable('a\r\nb\rc\nd\te')).toBe('a\nb\nc\nd e');
     expect(drawable('Eve\u202Elive\u200B\uFEFF\u0000\u0007\u0085!')).toBe('Evelive!');
+  });
+
+  it('given any currency the product accepts, then its amounts in every document language are drawn whole', () => {
+    const undrawable = CURRENCY_CODES.flatMap((currency) =>
+      DOCUMENT_LOCALES.flatMap((locale) => [formatMoney(1234.5, currency, locale), formatUnitPrice(0.125, currency, locale)]),
+    ).filter((amount) => drawable(amount) !== amount);
+    expect(undrawable).toEqual([]);
   });
 });

@@ -22,15 +22,23 @@ describe('quote PDF', () => {
     expect(text).toContain('Delivery <b>before</b> May & "fitted"');
   });
 
-  it('given letters and signs the standard fonts lack, then they are drawn as look-alikes or ?, and the text around them stays whole', async () => {
-    const lineItems = [{ description: 'Łukasz Żółć – “Fenster” ΩΣ 中文 ok', quantity: 1, unitPrice: 10, total: 10 }];
+  it('given other scripts and currency signs, then the embedded fonts draw them; characters they lack and right-to-left letters are ?', async () => {
+    const lineItems = [{ description: 'Łukasz Żółć – “Fenster” ΩΣ Привет 中文 דוד ok', quantity: 1, unitPrice: 10, total: 10 }];
     const customer = { name: 'Eve\r\nBcc: x\u202E', email: 'eve@example.com' };
-    const text = pdfText(await renderQuotePdf(content({ lineItems, customer, reference: 'Ref\r', currency: 'INR' }), { compress: false }));
-    expect(text).toContain('Lukasz Zólc – “Fenster” ?? ?? ok');
+    const pdf = await renderQuotePdf(content({ lineItems, customer, reference: 'Ref\r', currency: 'INR' }), { compress: false });
+    const text = pdfText(pdf);
+    expect(text).toContain('Łukasz Żółć – “Fenster” ΩΣ Привет ?? ??? ok');
     expect(text).toContain('Eve');
     expect(text).toContain('Bcc: x, eve@example.com');
-    expect(text).not.toMatch(/[\r\u00d0]/);
-    expect(text).toContain('INR 10.00'); // ₹ is not in the fonts: the code instead
+    expect(text).not.toMatch(/[\r\u00d0\uFFFD]/);
+    expect(text).toContain('₹10.00');
+    expect(pdf.toString('latin1')).toMatch(/\/BaseFont \/[A-Z]{6}\+DejaVuSans\b/);
+    expect(pdf.toString('latin1')).not.toContain('Helvetica');
+  });
+
+  it('given a PDF drew a letter made of another (Ż of Z), then the next PDF keeps that other letter in its text', async () => {
+    await renderQuotePdf(content({ customer: { name: 'Żaneta', email: null } }));
+    expect(pdfText(await renderQuotePdf(content({ customer: { name: 'Zoe', email: null } }), { compress: false }))).toContain('Zoe');
   });
 
   it.each([

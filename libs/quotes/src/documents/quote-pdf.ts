@@ -1,6 +1,7 @@
 import PDFDocument from 'pdfkit';
-import { formatDate, formatMoney, formatQuantity, formatSize, formatTaxRate, formatUnitPrice, formatValidUntil, type CurrencyDisplay, type DocumentLocale, type UnitSystem } from './document-locale';
+import { formatDate, formatMoney, formatQuantity, formatSize, formatTaxRate, formatUnitPrice, formatValidUntil, type DocumentLocale, type UnitSystem } from './document-locale';
 import { drawable } from './drawable-text';
+import { BOLD, REGULAR, registerFonts } from './pdf-fonts';
 
 /** Everything one quote PDF shows: the content of one quote version and who it is from and for. */
 export interface QuotePdfContent {
@@ -118,16 +119,15 @@ const AMOUNT_WIDTH = WIDTH - COLUMNS.amount;
 
 /**
  * Renders a quote version as an A4 PDF. Every text is drawn as literal text (pdfkit has no markup),
- * so HTML in a description or the notes shows as the characters it is made of. The standard
- * Helvetica font covers the Latin-1 / Windows-1252 characters of en, de and nl; see
- * docs/decisions/quote-pdfs-and-email.md for other scripts. `compress: false` keeps the content
- * streams readable (tests extract the text).
+ * so HTML in a description or the notes shows as the characters it is made of. The embedded fonts
+ * (pdf-fonts.ts) draw what `drawable` leaves; see docs/decisions/quote-pdfs-and-email.md.
+ * `compress: false` keeps the content streams readable (tests extract the text).
  */
 export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boolean } = {}): Promise<Buffer> {
   const content = drawableContent(given);
   const { locale } = content;
   const t = LABELS[locale];
-  const money = (amount: number) => drawableAmount((display) => formatMoney(amount, content.currency, locale, display));
+  const money = (amount: number) => formatMoney(amount, content.currency, locale);
   const doc = new PDFDocument({
     size: 'A4',
     margin: MARGIN,
@@ -139,6 +139,7 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
       CreationDate: new Date(content.issuedAt),
     },
   });
+  registerFonts(doc);
   const chunks: Buffer[] = [];
   const done = new Promise<Buffer>((resolve, reject) => {
     doc.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -146,9 +147,9 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
     doc.on('error', reject);
   });
 
-  doc.font('Helvetica-Bold').fontSize(16).text(content.organization.name, { width: WIDTH });
+  doc.font(BOLD).fontSize(16).text(content.organization.name, { width: WIDTH });
   doc.moveDown(0.5).fontSize(22).text(t.title);
-  doc.moveDown(0.5).font('Helvetica').fontSize(10);
+  doc.moveDown(0.5).font(REGULAR).fontSize(10);
   const facts: Array<[string, string]> = [
     [t.quoteNumber, content.quoteNumber],
     [t.version, String(content.version)],
@@ -166,18 +167,18 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
 
   doc.moveDown(1);
   let y = doc.y;
-  doc.font('Helvetica-Bold');
+  doc.font(BOLD);
   doc.text(t.description, MARGIN + COLUMNS.description, y, { width: COLUMNS.quantity - 10 });
   doc.text(t.quantity, MARGIN + COLUMNS.quantity, y, { width: COLUMNS.unitPrice - COLUMNS.quantity - 10, align: 'right' });
   doc.text(t.unitPrice, MARGIN + COLUMNS.unitPrice, y, { width: COLUMNS.amount - COLUMNS.unitPrice - 10, align: 'right' });
   doc.text(t.amount, MARGIN + COLUMNS.amount, y, { width: AMOUNT_WIDTH, align: 'right' });
-  doc.font('Helvetica');
+  doc.font(REGULAR);
   y = doc.y + 4;
   for (const item of content.lineItems) {
     const cells: Array<[string, number, number, 'left' | 'right']> = [
       [item.description, COLUMNS.description, COLUMNS.quantity - 10, 'left'],
       [formatQuantity(item.quantity, locale), COLUMNS.quantity, COLUMNS.unitPrice - COLUMNS.quantity - 10, 'right'],
-      [drawableAmount((display) => formatUnitPrice(item.unitPrice, content.currency, locale, display)), COLUMNS.unitPrice, COLUMNS.amount - COLUMNS.unitPrice - 10, 'right'],
+      [formatUnitPrice(item.unitPrice, content.currency, locale), COLUMNS.unitPrice, COLUMNS.amount - COLUMNS.unitPrice - 10, 'right'],
       [money(item.total), COLUMNS.amount, AMOUNT_WIDTH, 'right'],
     ];
     // A unit price with all six decimals may wrap in its narrow column, like a long description.
@@ -198,25 +199,16 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
     { label: t.total, value: money(content.total), bold: true },
   ]);
 
-  doc.moveDown(1).font('Helvetica').text(t.validity(content.validityDays, formatValidUntil(content.validUntil, locale)), MARGIN, doc.y, { width: WIDTH });
+  doc.moveDown(1).font(REGULAR).text(t.validity(content.validityDays, formatValidUntil(content.validUntil, locale)), MARGIN, doc.y, { width: WIDTH });
   if (content.notes) {
-    doc.moveDown(1).font('Helvetica-Bold').text(t.notes, { width: WIDTH });
-    doc.font('Helvetica').text(content.notes, { width: WIDTH });
+    doc.moveDown(1).font(BOLD).text(t.notes, { width: WIDTH });
+    doc.font(REGULAR).text(content.notes, { width: WIDTH });
   }
   doc.end();
   return done;
 }
 
-/**
- * An amount with its currency's sign where the standard fonts have it (€, $, £, ¥), else with the
- * currency's code: `INR 31,105.47`, not `?31,105.47` (2026-11-27, found by a review).
- */
-function drawableAmount(format: (display: CurrencyDisplay) => string): string {
-  const withSign = format('symbol');
-  return drawable(withSign) === withSign ? withSign : drawable(format('code'));
-}
-
-/** The content with every text the standard fonts can draw (drawable-text.ts); the document's info keeps the originals. */
+/** The content with every text as the fonts can draw it (drawable-text.ts); the document's info keeps the originals. */
 function drawableContent(content: QuotePdfContent): QuotePdfContent {
   const optional = (text: string | null) => (text === null ? null : drawable(text));
   return {
@@ -232,9 +224,9 @@ function drawableContent(content: QuotePdfContent): QuotePdfContent {
 
 function row(doc: PDFKit.PDFDocument, label: string, value: string): void {
   const y = doc.y;
-  doc.font('Helvetica-Bold').text(label, MARGIN, y, { width: 140 });
+  doc.font(BOLD).text(label, MARGIN, y, { width: 140 });
   const labelBottom = doc.y;
-  doc.font('Helvetica').text(value, MARGIN + 150, y, { width: WIDTH - 150 });
+  doc.font(REGULAR).text(value, MARGIN + 150, y, { width: WIDTH - 150 });
   doc.y = Math.max(doc.y, labelBottom);
 }
 
@@ -259,13 +251,13 @@ function totals(doc: PDFKit.PDFDocument, rows: TotalRow[]): void {
 }
 
 function totalHeight(doc: PDFKit.PDFDocument, { label, value, bold }: TotalRow): number {
-  doc.font(bold ? 'Helvetica-Bold' : 'Helvetica');
+  doc.font(bold ? BOLD : REGULAR);
   return Math.max(doc.heightOfString(label, { width: TOTAL_LABEL_WIDTH }), doc.heightOfString(value, { width: AMOUNT_WIDTH }));
 }
 
 function total(doc: PDFKit.PDFDocument, { label, value, bold }: TotalRow): void {
   const y = doc.y;
-  doc.font(bold ? 'Helvetica-Bold' : 'Helvetica');
+  doc.font(bold ? BOLD : REGULAR);
   doc.text(label, TOTAL_LABEL_X, y, { width: TOTAL_LABEL_WIDTH, align: 'right' });
   const labelBottom = doc.y;
   doc.text(value, MARGIN + COLUMNS.amount, y, { width: AMOUNT_WIDTH, align: 'right' });

@@ -3,7 +3,10 @@ import { inflateSync } from 'node:zlib';
 /** Windows-1252 at 0x80–0x9F (Node's TextDecoder treats the label as Latin-1 there). */
 const CP1252_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
 
-const decode = (bytes: Buffer) => [...bytes].map((b) => (b >= 0x80 && b <= 0x9f ? CP1252_HIGH[b - 0x80] : String.fromCharCode(b))).join('');
+const decodeWinAnsi = (bytes: Buffer) => [...bytes].map((b) => (b >= 0x80 && b <= 0x9f ? CP1252_HIGH[b - 0x80] : String.fromCharCode(b))).join('');
+
+/** How a font's string bytes become text: an embedded font's ToUnicode map, else Windows-1252. */
+type Decoder = (bytes: Buffer) => string;
 
 const STREAM = /<<([^]*?)>>\s*stream\r?\n/g;
 
@@ -16,6 +19,54 @@ function streamContent(pdf: Buffer, match: RegExpExecArray): string | null {
   return (/\/FlateDecode/.test(match[1]) ? inflateSync(bytes) : bytes).toString('latin1');
 }
 
+/** The dictionary of each object (its text up to `stream` or `endobj`), by object number. */
+function dictionaries(source: string): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const match of source.matchAll(/(?:^|\s)(\d+) 0 obj\s/g)) {
+    const start = match.index! + match[0].length;
+    const ends = [source.indexOf('stream', start), source.indexOf('endobj', start)].filter((at) => at >= 0);
+    found.set(match[1], source.slice(start, Math.min(...ends)));
+  }
+  return found;
+}
+
+/** The content of object `id`'s stream. */
+function objectStream(pdf: Buffer, source: string, id: string): string | null {
+  const at = new RegExp(`(?:^|\\s)${id} 0 obj\\s`).exec(source);
+  if (!at) return null;
+  const dictionary = new RegExp(STREAM.source, 'y');
+  dictionary.lastIndex = at.index + at[0].length;
+  const match = dictionary.exec(source);
+  return match && streamContent(pdf, match);
+}
+
+/**
+ * A ToUnicode CMap as pdfkit writes it for an embedded font: `bfrange` lines mapping a run of
+ * two-byte codes to an array of UTF-16 hex strings.
+ */
+function toUnicode(cmap: string): Decoder {
+  const map = new Map<number, string>();
+  for (const [, start, values] of cmap.matchAll(/<([0-9a-fA-F]+)>\s*<[0-9a-fA-F]+>\s*\[([^\]]*)\]/g)) {
+    [...values.matchAll(/<([0-9a-fA-F\s]*)>/g)].forEach(([, hex], i) => {
+      map.set(parseInt(start, 16) + i, Buffer.from(hex.replace(/\s/g, ''), 'hex').swap16().toString('utf16le'));
+    });
+  }
+  return (bytes) => Array.from({ length: bytes.length / 2 }, (_, i) => map.get(bytes.readUInt16BE(2 * i)) ?? '\uFFFD').join('');
+}
+
+/** The decoder of each font resource name (`F1`, `F2`: pdfkit numbers them once per document). */
+function fontDecoders(pdf: Buffer): Map<string, Decoder> {
+  const source = pdf.toString('latin1');
+  const objects = dictionaries(source);
+  const decoders = new Map<string, Decoder>();
+  for (const [, name, id] of source.matchAll(/\/(F\d+) (\d+) 0 R/g)) {
+    const cmap = /\/ToUnicode (\d+) 0 R/.exec(objects.get(id) ?? '');
+    const content = cmap && objectStream(pdf, source, cmap[1]);
+    decoders.set(name, content ? toUnicode(content) : decodeWinAnsi);
+  }
+  return decoders;
+}
+
 /** The content of every stream of the PDF. */
 function streams(pdf: Buffer): string[] {
   const found: string[] = [];
@@ -26,19 +77,24 @@ function streams(pdf: Buffer): string[] {
   return found;
 }
 
-/** Each `TJ` array of a content stream as one line, its hex strings decoded as Windows-1252. */
-function textLines(content: string): string[] {
-  return [...content.matchAll(/\[((?:\s*(?:<[0-9a-fA-F]*>|-?[\d.]+))*)\s*\]\s*TJ/g)].map((match) =>
-    decode(Buffer.from([...match[1].matchAll(/<([0-9a-fA-F]*)>/g)].map((m) => m[1]).join(''), 'hex')),
-  );
+/** Each `TJ` array of a content stream as one line, its hex strings decoded by the font `Tf` last selected. */
+function textLines(content: string, fonts: Map<string, Decoder>): string[] {
+  const lines: string[] = [];
+  let decode: Decoder = decodeWinAnsi;
+  for (const match of content.matchAll(/\/(F\d+) [\d.]+ Tf|\[((?:\s*(?:<[0-9a-fA-F]*>|-?[\d.]+))*)\s*\]\s*TJ/g)) {
+    if (match[1] !== undefined) decode = fonts.get(match[1]) ?? decodeWinAnsi;
+    else lines.push(decode(Buffer.from([...match[2].matchAll(/<([0-9a-fA-F]*)>/g)].map((m) => m[1]).join(''), 'hex')));
+  }
+  return lines;
 }
 
 /**
- * The text drawn in a PDF written by pdfkit with its standard fonts: each `TJ` array becomes one
- * line (its hex strings decoded as Windows-1252, as pdfkit encodes them). Compressed or not.
+ * The text drawn in a PDF written by pdfkit: each `TJ` array becomes one line, decoded through
+ * its embedded font's ToUnicode map (or as Windows-1252 for a standard font). Compressed or not.
  */
 export function pdfText(pdf: Buffer): string {
-  return streams(pdf).flatMap(textLines).join('\n');
+  const fonts = fontDecoders(pdf);
+  return streams(pdf).flatMap((content) => textLines(content, fonts)).join('\n');
 }
 
 /**
@@ -48,19 +104,14 @@ export function pdfText(pdf: Buffer): string {
  */
 export function pdfPages(pdf: Buffer): string[] {
   const source = pdf.toString('latin1');
-  const object = (id: string) => new RegExp(`(?:^|\\s)${id} 0 obj\\s`).exec(source);
+  const fonts = fontDecoders(pdf);
+  const objects = dictionaries(source);
   const kids = /\/Type \/Pages\b[^]*?\/Kids \[([^\]]*)\]/.exec(source);
   if (!kids) throw new Error('no page tree');
   return [...kids[1].matchAll(/(\d+) 0 R/g)].map(([, page]) => {
-    const at = object(page);
-    const contents = at && /\/Contents (\d+) 0 R/.exec(source.slice(at.index, source.indexOf('endobj', at.index)));
-    const stream = contents && object(contents[1]);
-    if (!stream) throw new Error(`no content stream for page object ${page}`);
-    const dictionary = new RegExp(STREAM.source, 'y');
-    dictionary.lastIndex = stream.index + stream[0].length;
-    const match = dictionary.exec(source);
-    const content = match && streamContent(pdf, match);
-    if (content === null) throw new Error(`unreadable content stream for page object ${page}`);
-    return textLines(content).join('\n');
+    const contents = /\/Contents (\d+) 0 R/.exec(objects.get(page) ?? '');
+    const content = contents && objectStream(pdf, source, contents[1]);
+    if (!content) throw new Error(`no readable content stream for page object ${page}`);
+    return textLines(content, fonts).join('\n');
   });
 }
