@@ -401,6 +401,25 @@ describe('contacts API', () => {
       expect(res.body.error.code).toBe('validation_error');
       expect(fieldPaths(res)).toContain(path);
     });
+
+    it('refuses text with half of a surrogate pair, in a field or a key, and changes nothing', async () => {
+      const { created, ...contact } = (await post({ email: 'surrogate@example.com', name: 'Whole', companyName: 'Delft Co' })).body;
+      expect(created).toBe(true);
+      const json = { 'content-type': 'application/json' };
+      const res = await app.request('PATCH', `/api/v1/contacts/${contact.id}`, { token: org.apiKey, headers: json, payload: '{"companyName":"x\\ud800y","name":"ok"}' });
+      expect(res.status).toBe(422);
+      expect(res.body.error.details.fields).toEqual([{ path: 'companyName', message: 'must be well-formed Unicode text (it holds half of a surrogate pair)' }]);
+      expect((await get(`/api/v1/contacts/${contact.id}`)).body).toEqual(contact);
+      const key = await app.request('POST', '/api/v1/contacts', { token: org.apiKey, headers: json, payload: '{"email":"k@example.com","name":"K","\\udc00":1}' });
+      expect(key.status).toBe(422);
+      expect(key.body.error.details.fields.map((field: { path: string }) => field.path)).toEqual(['\udc00']);
+    });
+
+    it('answers a negative limit with its range, not with its kind', async () => {
+      const res = await get('/api/v1/contacts?limit=-1', lister.apiKey);
+      expect(res.status).toBe(422);
+      expect(res.body.error.details.fields).toEqual([{ path: 'limit', message: 'limit must not be less than 1' }]);
+    });
   });
 
   describe('contacts from submissions (RecordSubmissionContact)', () => {
@@ -428,6 +447,13 @@ describe('contacts API', () => {
       await record('sub_b1', customer({ name: 'Other Name', email: 'crm.known@example.com', companyName: 'Other Co', phone: '0700', address: 'Canal 3' }));
       const after = (await get(`/api/v1/contacts/${existing.id}`)).body;
       expect(after).toMatchObject({ name: 'Known Name', companyName: 'Known Co', phone: '0700', address: 'Canal 3', submissionCount: 1 });
+    });
+
+    it('cuts a customer\'s text to the contact\'s limits in characters, never between the halves of an emoji', async () => {
+      const id = await record('sub_e1', customer({ name: `a${'😀'.repeat(250)}`, email: 'emoji@example.com', city: `${'a'.repeat(99)}😀😀` }));
+      const contact = (await get(`/api/v1/contacts/${id}`)).body;
+      expect(contact.name).toBe(`a${'😀'.repeat(199)}`);
+      expect(contact.city).toBe(`${'a'.repeat(99)}😀`);
     });
 
     it('records no contact for a customer without an e-mail', async () => {

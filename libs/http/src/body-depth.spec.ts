@@ -1,4 +1,4 @@
-import { forbiddenKeyPaths, jsonDepth } from './body-depth';
+import { forbiddenKeyPaths, jsonDepth, malformedTextPaths } from './body-depth';
 
 describe('jsonDepth', () => {
   it('counts objects and arrays, not scalars', () => {
@@ -25,5 +25,16 @@ describe('forbiddenKeyPaths', () => {
   it('finds none in ordinary JSON, and none in text that is not JSON', () => {
     expect(forbiddenKeyPaths('{"constructor":{"name":"x"},"proto":1,"items":[{"__proto":2}]}')).toEqual([]);
     expect(forbiddenKeyPaths('{"__proto__":')).toEqual([]);
+  });
+});
+
+describe('malformedTextPaths', () => {
+  it('finds keys and strings with half of a surrogate pair at any depth, with their field paths', () => {
+    const body = JSON.parse('{"name":"ok 😀","city":"x\\ud800y","lineItems":[{"description":"\\udc00"},{"description":"fine"}],"\\ud83d":1,"n":5}');
+    expect(malformedTextPaths(body)).toEqual(['city', 'lineItems[0].description', '\ud83d']);
+  });
+
+  it('finds none in well-formed text', () => {
+    expect(malformedTextPaths({ name: 'Łukasz 😀 中文', items: ['a', { b: 'c' }], n: null })).toEqual([]);
   });
 });

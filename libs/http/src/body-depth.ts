@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasLoneSurrogate } from '@lib/shared';
 import { errorBody } from './error-envelope.filter';
 
 /** No body of this API nests deeper than a configuration's components and options; 32 is ample. */
@@ -20,9 +21,32 @@ export function jsonDepth(value: unknown, limit = Number.POSITIVE_INFINITY): num
 }
 
 /**
+ * Visits each member and item of a parsed JSON value, depth first and without recursion, with its
+ * field path as validation gives it (`lineItems[0].description`), its key (null for an item) and
+ * its value. `visit` returns false to leave out what is inside that value.
+ */
+function walkJson(value: unknown, visit: (path: string, key: string | null, child: unknown) => boolean): void {
+  const pending: Array<[unknown, string]> = [[value, '']];
+  while (pending.length > 0) {
+    const [current, path] = pending.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (Array.isArray(current)) {
+      current.forEach((item, i) => {
+        if (visit(`${path}[${i}]`, null, item)) pending.push([item, `${path}[${i}]`]);
+      });
+      continue;
+    }
+    for (const [key, child] of Object.entries(current)) {
+      const childPath = path === '' ? key : `${path}.${key}`;
+      if (visit(childPath, key, child)) pending.push([child, childPath]);
+    }
+  }
+}
+
+/**
  * Where a JSON text has the keys that Fastify's parser refuses as prototype poisoning: `__proto__`,
  * and `constructor` holding `prototype`. Field paths as validation gives them
- * (`lineItems[0].__proto__`); empty when the text is not JSON or has none. Walked without recursion.
+ * (`lineItems[0].__proto__`); empty when the text is not JSON or has none.
  */
 export function forbiddenKeyPaths(text: string): string[] {
   let value: unknown;
@@ -32,28 +56,34 @@ export function forbiddenKeyPaths(text: string): string[] {
     return [];
   }
   const found: string[] = [];
-  const pending: Array<[unknown, string]> = [[value, '']];
-  while (pending.length > 0) {
-    const [current, path] = pending.pop()!;
-    if (current === null || typeof current !== 'object') continue;
-    if (Array.isArray(current)) {
-      current.forEach((item, i) => pending.push([item, `${path}[${i}]`]));
-      continue;
-    }
-    for (const [key, child] of Object.entries(current)) {
-      const childPath = path === '' ? key : `${path}.${key}`;
-      if (key === '__proto__') found.push(childPath);
-      else if (key === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype')) found.push(`${childPath}.prototype`);
-      else pending.push([child, childPath]);
-    }
-  }
+  walkJson(value, (path, key, child) => {
+    if (key === '__proto__') found.push(path);
+    else if (key === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype')) found.push(`${path}.prototype`);
+    else return true;
+    return false;
+  });
+  return found.sort();
+}
+
+/**
+ * Where a parsed body holds text that is not well-formed Unicode: a key or string with half of a
+ * surrogate pair (`"\ud800"` is valid JSON). Stored, such text breaks every consumer that encodes
+ * it as UTF-8 (a CRM's JSON decoder, PostgreSQL's jsonb), so no field of any body may hold it.
+ */
+export function malformedTextPaths(body: unknown): string[] {
+  const found: string[] = [];
+  walkJson(body, (path, key, child) => {
+    if ((key !== null && hasLoneSurrogate(key)) || (typeof child === 'string' && hasLoneSurrogate(child))) found.push(path);
+    return true;
+  });
   return found.sort();
 }
 
 /**
  * Every JSON body of this API is an object. Refuses any other JSON value (`null`, a string, an
- * array) with 422, and bodies nested deeper than MAX_BODY_DEPTH with 400 before validation walks
- * them (validators and transformers recurse, and a 10,000-deep array would overflow their stack).
+ * array) with 422, bodies nested deeper than MAX_BODY_DEPTH with 400 before validation walks
+ * them (validators and transformers recurse, and a 10,000-deep array would overflow their stack),
+ * and text that is not well-formed Unicode with 422.
  */
 export function registerBodyShapeChecks(fastify: FastifyInstance): void {
   // With `done` rather than async: this runs for every request, most of them without a body.
@@ -68,10 +98,18 @@ export function registerBodyShapeChecks(fastify: FastifyInstance): void {
         .send(errorBody('validation_error', 'The request is invalid.', { fields: [{ path: '', message: 'the body must be a JSON object' }] }));
       return;
     }
-    if (jsonDepth(body, MAX_BODY_DEPTH) <= MAX_BODY_DEPTH) return done();
+    if (jsonDepth(body, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
+      reply
+        .status(400)
+        .type('application/json')
+        .send(errorBody('invalid_json', `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`));
+      return;
+    }
+    const malformed = malformedTextPaths(body);
+    if (malformed.length === 0) return done();
     reply
-      .status(400)
+      .status(422)
       .type('application/json')
-      .send(errorBody('invalid_json', `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`));
+      .send(errorBody('validation_error', 'The request is invalid.', { fields: malformed.map((path) => ({ path, message: 'must be well-formed Unicode text (it holds half of a surrogate pair)' })) }));
   });
 }

@@ -4,12 +4,13 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidationFailed } from '@lib/shared';
 
 /**
- * A query parameter that must be a whole number, written in decimal digits only: `Number()` alone
- * would also take `1e1`, `0x10`, ` 5` and `5.0`. Anything else is left as the string it is, for
- * `@IsInt()` to refuse.
+ * A query parameter that must be a whole number, written in decimal digits only, a minus sign
+ * allowed: `Number()` alone would also take `1e1`, `0x10`, ` 5` and `5.0`. Anything else is left
+ * as the string it is, for `@IsInt()` to refuse; a negative number is left to the range checks,
+ * so `limit=-1` is told that it must not be less than 1.
  */
 export const WholeNumberQuery = () =>
-  Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value));
+  Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value));
 
 /** `limit` and `cursor` of every list endpoint. */
 export class PageQuery {

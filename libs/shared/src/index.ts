@@ -11,3 +11,4 @@ export * from './canonical-json';
 export * from './files';
 export * from './sleeper';
 export * from './sqlite-snapshot';
+export * from './text';

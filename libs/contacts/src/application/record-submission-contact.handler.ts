@@ -1,5 +1,5 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { Clock, stripHtml } from '@lib/shared';
+import { Clock, firstCharacters, stripHtml } from '@lib/shared';
 import { contactIdOf, contactKey, contactStream, CUSTOMER_FIELDS, normalizeEmail, type SubmissionCustomerDetails } from '../domain/contact.events';
 import { CONTACT_FIELD_LIMITS } from '../domain/contact.limits';
 import { ContactWriter } from './contact-writes';
@@ -36,7 +36,7 @@ function cleanCustomer(customer: RecordSubmissionContact['customer']): Submissio
   const clean = {} as SubmissionCustomerDetails;
   for (const field of CUSTOMER_FIELDS) {
     const value = customer[field];
-    const text = typeof value === 'string' ? stripHtml(value).slice(0, CONTACT_FIELD_LIMITS[field]).trim() : '';
+    const text = typeof value === 'string' ? firstCharacters(stripHtml(value), CONTACT_FIELD_LIMITS[field]).trim() : '';
     clean[field] = text === '' ? null : text;
   }
   return clean;

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { upcast, withoutBookkeeping, type ProjectionContext } from '@lib/event-sourcing';
 import { EventStore, type RecordedEvent } from '@lib/event-store';
 import { ReadStore, type ReadDocument, type SortKey } from '@lib/read-store';
-import { computeTotals, lineTotal } from '@lib/shared';
+import { computeTotals, firstCharacters, lineTotal } from '@lib/shared';
 import { quoteDecider, type Quote } from '../domain/quote.decider';
 import { quoteStream, type QuoteEvent, type QuoteLineItem, type QuoteTerms, type QuoteTotals } from '../domain/quote.events';
 import {
@@ -112,7 +112,8 @@ function memoryContext(documents: Map<string, ReadDocument>): ProjectionContext 
 function describe(value: unknown): string {
   if (value === undefined) return '(missing)';
   const text = JSON.stringify(value);
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  const shown = firstCharacters(text, 200);
+  return shown === text ? text : `${shown}…`;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
