@@ -5,7 +5,7 @@ import { atGeneration, checkpointName, liveProjections, rebuildProjections, upca
 import type { EventStore, RecordedEvent } from '@lib/event-store';
 import type { ReadStore } from '@lib/read-store';
 import { organizationStream } from '@lib/organizations/domain/organization.events';
-import { auditQuote } from '@lib/quotes/application/quote-audit';
+import { AUDIT_SETTLING, auditQuote } from '@lib/quotes/application/quote-audit';
 import { RELAY_CHECKPOINT } from '@lib/runtime/relay';
 import { redactEventData, redactSecretShapes } from './export-redaction';
 import { closed, drained } from './output';
@@ -154,6 +154,11 @@ export async function auditQuoteCommand(context: CliContext, quoteId: string, js
   // The verdict is part of the report (`audit:quote q > report.txt`); with --json, stdout is the
   // JSON alone (its `mismatches` hold the same), and the verdict goes to stderr.
   const verdict = json ? context.err : context.out;
+  if (audit.changedDuringAudit) {
+    line(verdict, `CHANGING: the quote changed while it was audited, each of ${AUDIT_SETTLING.attempts} times (run the audit again when it is not being edited); ${audit.mismatches.length} place(s) differ:`);
+    for (const mismatch of audit.mismatches) line(verdict, `  ${mismatch}`);
+    return EXIT.failed;
+  }
   if (audit.mismatches.length > 0) {
     line(verdict, `MISMATCH: the stored read model differs from the replay in ${audit.mismatches.length} place(s):`);
     for (const mismatch of audit.mismatches) line(verdict, `  ${mismatch}`);

@@ -1,9 +1,10 @@
 import { applyEvents } from '@lib/event-sourcing';
 import { SqliteEventStore } from '@lib/event-store';
-import { SqliteReadStore } from '@lib/read-store';
+import { SqliteReadStore, type ReadDocument } from '@lib/read-store';
 import { quoteStream, type QuoteEvent, type QuoteLineInput } from '../domain/quote.events';
+import type { QuoteCommand } from '../domain/quote.decider';
 import { createQuote, decidedEvents } from '../domain/testing/quote-commands';
-import { QUOTE_LINKS, QUOTE_VERSIONS, quotesProjection, versionEntryId, type QuoteLinkDocument, type QuoteVersionDocument } from '../projections/quotes.projection';
+import { QUOTE_LINKS, QUOTE_VERSIONS, QUOTES, quotesProjection, versionEntryId, type QuoteLinkDocument, type QuoteVersionDocument } from '../projections/quotes.projection';
 import { auditQuote } from './quote-audit';
 import { hashQuoteToken } from './quote-queries';
 
@@ -18,8 +19,7 @@ const line = (description: string, unitPrice: number): QuoteLineInput => ({ desc
  * A quote whose draft breakdown was replaced, sent, viewed, revised, sent again and accepted by
  * the customer through its link. Its history: version 1 twice (created, replaced), then version 2.
  */
-const decided = (): QuoteEvent[] =>
-  decidedEvents([
+const COMMANDS: QuoteCommand[] = [
     createQuote(QUOTE, ORG, [line('Window', 100)], T0),
     { type: 'replaceLineItems', organizationId: ORG, lineItems: [line('Window, measured', 100)], revise: false, changeDescription: 'measured', ifMatch: null, at: T0 + 1 },
     { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 2 },
@@ -27,7 +27,12 @@ const decided = (): QuoteEvent[] =>
     { type: 'changeQuote', organizationId: ORG, terms: { taxRate: 9 }, revise: true, ifMatch: null, at: T0 + 4 },
     { type: 'sendQuote', organizationId: ORG, recipients: ['ada@example.com'], locale: null, newLink: LINK, ifMatch: null, at: T0 + 5 },
     { type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', at: T0 + 6 },
-  ]);
+];
+const decided = (): QuoteEvent[] => decidedEvents(COMMANDS);
+
+/** The event of the `n`-th change of the accepted quote's external reference (1, 2…): any status takes one. */
+const externalRefChange = (n: number): QuoteEvent =>
+  decidedEvents([...COMMANDS, ...Array.from({ length: n }, (_, i): QuoteCommand => ({ type: 'changeQuote', organizationId: ORG, terms: {}, externalRef: `CRM-${i + 1}`, revise: false, ifMatch: null, at: T0 + 7 + i }))]).at(-1)!;
 
 /** In-memory stores holding the decided quote's events and the read model built from them. */
 async function decidedQuoteStores(): Promise<{ events: SqliteEventStore; reads: SqliteReadStore }> {
@@ -77,7 +82,7 @@ describe('auditQuote', () => {
 
     it('given the stored link is missing, then the audit reports it', async () => {
       await reads.delete(QUOTE_LINKS, LINK.tokenHash);
-      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${LINK.tokenHash}: replay has it, the store has nothing`]);
+      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`link ${LINK.tokenHash}: replay has it, the store has nothing (not applied by the projector yet, or lost)`]);
     });
 
     it('given a stored link the quote was never sent with, then the audit reports it, and a link of another quote is not its concern', async () => {
@@ -142,6 +147,71 @@ describe('auditQuote', () => {
       await reads.upsert([{ collection: QUOTE_VERSIONS, document: { ...newest, id: versionEntryId(QUOTE, 3), seq: 3 } }]);
       expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual(['version 2 (entry 4): stored, but the replay has no such entry']);
     });
+  });
+});
+
+describe('auditQuote while the quote changes or the projector catches up', () => {
+  let events: SqliteEventStore;
+  let reads: SqliteReadStore;
+  let changes = 0;
+
+  beforeEach(async () => {
+    ({ events, reads } = await decidedQuoteStores());
+    changes = 0;
+  });
+  afterEach(async () => {
+    await reads.close();
+    await events.close();
+  });
+
+  /** The next change of the quote, stored as the API does: appended, then projected. */
+  const change = async (project = true) => {
+    await events.appendToStream(quoteStream(QUOTE), [{ ...externalRefChange(++changes), metadata: { actor: 'admin' } }], 'any');
+    if (project) await applyEvents(reads, quotesProjection, await events.readStream(quoteStream(QUOTE)));
+  };
+
+  /** The read store, with `before` run each time the audit reads the quote document (after it read the stream). */
+  const readingQuote = (before: () => Promise<void>) =>
+    new Proxy(reads, {
+      get: (target, property) =>
+        property === 'get'
+          ? async (collection: string, id: string) => {
+              if (collection === QUOTES) await before();
+              return target.get<ReadDocument>(collection, id);
+            }
+          : Reflect.get(target, property, target),
+    });
+
+  it('given the quote changed after the audit read its stream, then the audit reads it again and compares at one position', async () => {
+    let once = true;
+    const audit = (await auditQuote(events, readingQuote(async () => void (once && ((once = false), await change()))), QUOTE))!;
+    expect(audit.mismatches).toEqual([]);
+    expect(audit.changedDuringAudit).toBe(false);
+    expect(audit.steps.at(-1)!.trigger).toBe('external reference change');
+  });
+
+  it('given the projector had not applied the last event yet, then the audit waits for it instead of reporting a mismatch', async () => {
+    await change(false);
+    setTimeout(async () => void (await applyEvents(reads, quotesProjection, await events.readStream(quoteStream(QUOTE)))), 100);
+    const audit = (await auditQuote(events, reads, QUOTE, { attempts: 20, waitMs: 50 }))!;
+    expect(audit.mismatches).toEqual([]);
+  });
+
+  it('given the quote changes during every attempt, then the audit says so, and compares nothing that was stored after the stream was read', async () => {
+    const audit = (await auditQuote(events, readingQuote(() => change()), QUOTE, { attempts: 3, waitMs: 0 }))!;
+    expect(audit.changedDuringAudit).toBe(true);
+    expect(audit.mismatches.map((line) => line.replace(/\d+, the/, 'P, the').replace(/is at \d+/, 'is at R'))).toEqual(
+      ['quote', 'version 2 (entry 3)'].map((what) => `${what}: stored as of the event at position P, the replay's last change of it is at R (the quote changed during the audit)`),
+    );
+  });
+
+  it('given the projector stays behind, then the audit reports what it has not applied', async () => {
+    await change(false);
+    const audit = (await auditQuote(events, reads, QUOTE, { attempts: 2, waitMs: 0 }))!;
+    expect(audit.changedDuringAudit).toBe(false);
+    expect(audit.mismatches.map((line) => line.replace(/\d+, the/, 'P, the').replace(/is at \d+/, 'is at R'))).toEqual(
+      ['quote', 'version 2 (entry 3)'].map((what) => `${what}: stored as of the event at position P, the replay's last change of it is at R (not applied by the projector yet, or lost)`),
+    );
   });
 });
 
