@@ -38,12 +38,17 @@ const UNMATCHED: Array<[string, string]> = [
 ];
 
 describe('redactUrl', () => {
+  it('hides the e-mail address a contact list is filtered by, and keeps the other parameters', () => {
+    expect(redactUrl('/api/v1/contacts?email=ada%40example.com&limit=5')).toBe('/api/v1/contacts?email=[redacted]&limit=5');
+  });
+
   it.each([
     ['/api/v1/configuration-sessions/tok.abc.def/adjustments', '/api/v1/configuration-sessions/[redacted]/adjustments'],
     ['/api/v1/configuration-sessions/tok.abc.def', '/api/v1/configuration-sessions/[redacted]'],
     ['/storefront/v1/quotes/AbC123xyz/accept', '/storefront/v1/quotes/[redacted]/accept'],
     ['/q/AbC123xyz?lang=de', '/q/[redacted]?lang=de'],
     ['/storefront/v1/sessions/ses_1/stream?token=cst_secret&x=1', '/storefront/v1/sessions/ses_1/stream?token=[redacted]&x=1'],
+    ['/callback?client_secret=s3&page=2&x-api-key=k9', '/callback?client_secret=[redacted]&page=2&x-api-key=[redacted]'],
   ])('hides the capability token of %s', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
   });
@@ -151,8 +156,18 @@ describe('redactText', () => {
     [`no quote for token ${QUOTE_TOKEN}.`, QUOTE_TOKEN],
     [`opened https://quotes.example/Q/${QUOTE_TOKEN}`, QUOTE_TOKEN],
     ['hook https://x.example/h?signature=s1gn', 's1gn'],
+    ['hook https://fn.azurewebsites.net/api/h?code=AzFnKey0123==&x=1', 'AzFnKey0123'],
+    ['hook https://x.example/h?a=1&client_secret=cs_987', 'cs_987'],
+    ['hook https://x.example/h?password=Pw123456', 'Pw123456'],
+    ['blob https://acct.blob.core.windows.net/c/f?sv=2024&sig=abcdef0123', 'abcdef0123'],
+    ['hook https://x.example/h?x-api-key=k3y9', 'k3y9'],
+    ['note: see https://admin:Sup3rS3cretPass@crm.example.com/x', 'Sup3rS3cretPass'],
   ])('hides the one secret of %j', (message, secret) => {
     expect(redactText(message)).not.toContain(secret);
+  });
+
+  it('keeps the parts of a URL that hold no credential', () => {
+    expect(redactText('https://admin:Pw@crm.example.com/x?page=2&zipcode=1234&client_secret=s')).toBe('https://admin:[redacted]@crm.example.com/x?page=2&zipcode=1234&client_secret=[redacted]');
   });
 
   it('keeps a message without secrets unchanged', () => {

@@ -10,8 +10,20 @@ export const REDACTED = '[redacted]';
 /** Path prefixes whose next segment is a capability token (a bearer secret in the URL). */
 const TOKEN_PATH_PREFIXES = ['/api/v1/configuration-sessions/', '/storefront/v1/quotes/', '/q/'];
 
-/** Query parameters that carry a credential (`?token=` of the session stream). */
-const SECRET_QUERY_PARAMS = /^(token|access_token|api_key|apikey|key|secret|signature)$/i;
+/**
+ * A query parameter name that says its value is a credential: the name itself (`token`, `key`,
+ * `code`, `sig`…) or any name ending in one after `_`, `-` or `.` (`access_token`,
+ * `client_secret`, `x-api-key`, `hub.signature`). Until 2026-11-27 only seven whole names were
+ * known, and `code=` (an Azure Functions key), `client_secret=`, `password=` and `sig=` (a SAS
+ * signature) went out as they were (found by a review of the audit export).
+ */
+const CREDENTIAL_NAME = String.raw`(?:[\w.-]*[_.-])?(?:token|secret|password|passwd|pwd|pass|key|apikey|signature|sig|code|auth|credentials?|session)`;
+
+/**
+ * Query parameters whose values a logged URL never shows: credentials (`?token=` of the session
+ * stream), and `email`, the personal data a contact list is filtered by.
+ */
+const UNLOGGED_QUERY_PARAMS = new RegExp(`^(?:${CREDENTIAL_NAME}|email)$`, 'i');
 
 /** Secrets recognisable by their shape, wherever they appear in a message. */
 const SECRET_SHAPES: RegExp[] = [
@@ -52,7 +64,7 @@ export function redactUrl(url: string): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = eq === -1 ? pair : pair.slice(0, eq);
-      if (eq !== -1 && (SECRET_QUERY_PARAMS.test(safeDecode(name)) || holdsSecretShape(pair.slice(eq + 1)))) return `${name}=${REDACTED}`;
+      if (eq !== -1 && (UNLOGGED_QUERY_PARAMS.test(safeDecode(name)) || holdsSecretShape(pair.slice(eq + 1)))) return `${name}=${REDACTED}`;
       return holdsSecretShape(pair) ? REDACTED : pair;
     })
     .join('&');
@@ -127,8 +139,14 @@ export function redactText(text: string): string {
     if (!out.includes(prefix)) continue;
     out = out.split(prefix).map((part, i) => (i === 0 ? part : part.replace(/^[^/?#\s"']+/, REDACTED))).join(prefix);
   }
-  return out.replace(/([?&](?:token|access_token|api_key|apikey|key|secret|signature)=)[^&\s"']*/gi, `$1${REDACTED}`);
+  return out.replace(CREDENTIAL_QUERY_VALUE, `$1${REDACTED}`).replace(URL_PASSWORD, `$1${REDACTED}@`);
 }
+
+/** A credential query value in free text (see CREDENTIAL_NAME). */
+const CREDENTIAL_QUERY_VALUE = new RegExp(`([?&;]${CREDENTIAL_NAME}=)[^&;#\\s"']*`, 'gi');
+
+/** The password of a URL's user info (`https://user:password@host`); the user name stays. */
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#@]*@/gi;
 
 function safeDecode(value: string): string {
   try {

@@ -74,7 +74,7 @@ export class FileQuoteMailer extends QuoteMailer {
     await writeFileDurably(join(directory, `${name}.eml`), built.message);
     const record = { ...message, from: this.config.mailFrom, eml: `${name}.eml`, attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, size: a.content.length })) };
     await writeFileDurably(json, Buffer.from(`${JSON.stringify(record, null, 2)}\n`));
-    this.logger.log(`${message.quoteNumber} v${message.version} mailed to ${message.to.join(', ')} (${join(directory, `${name}.eml`)})`);
+    this.logger.log(`${message.quoteNumber} v${message.version} mailed to ${recipients(message)} (${join(directory, `${name}.eml`)})`);
   }
 }
 
@@ -92,9 +92,12 @@ export class SmtpQuoteMailer extends QuoteMailer {
 
   async send(message: QuoteMail, attachments: MailAttachment[]): Promise<void> {
     const info = await this.transport.sendMail(toNodemailer(message, attachments, this.config.mailFrom));
-    this.logger.log(`${message.quoteNumber} v${message.version} mailed to ${message.to.join(', ')} over SMTP (${String(info.response ?? '')})`);
+    this.logger.log(`${message.quoteNumber} v${message.version} mailed to ${recipients(message)} over SMTP (${String(info.response ?? '')})`);
   }
 }
+
+/** How a mail's recipients are logged: counted, not named (their addresses are personal data; the mail's record holds them). */
+const recipients = (message: QuoteMail) => (message.to.length === 1 ? '1 recipient' : `${message.to.length} recipients`);
 
 export function createQuoteMailer(config: AppConfig): QuoteMailer {
   return config.smtpUrl ? new SmtpQuoteMailer({ ...config, smtpUrl: config.smtpUrl }) : new FileQuoteMailer(config);
