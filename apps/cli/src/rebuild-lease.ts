@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { ReadDocument, ReadStore } from '@lib/read-store';
+import { isGoneLocalProcess, processOwner } from '@lib/shared';
 
 /** The read store's collection of the rebuild lease: one document, held by the running rebuild. */
 export const REBUILD_LEASE = 'projection_rebuild_lease';
@@ -27,28 +26,13 @@ export interface RebuildLeaseDocument extends ReadDocument {
 /** The rebuild that holds the lease now, as projections:status and a refused rebuild name it. */
 export type RunningRebuild = Pick<RebuildLeaseDocument, 'host' | 'pid' | 'projections' | 'startedAt' | 'expiresAt'>;
 
-/** The tokens of the leases this process holds now. */
-const heldHere = new Set<string>();
-
-/** Whether the rebuild that took the lease still runs: only a process of this host can be asked. */
-function alive(lease: RebuildLeaseDocument): boolean {
-  if (lease.pid === process.pid) return heldHere.has(lease.token);
-  try {
-    process.kill(lease.pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * The rebuild the lease names, unless it is over: released, not renewed in time, or — on this
  * host — its process is gone, so a rebuild killed with kill -9 is continued at once.
  */
 export function runningRebuild(lease: RebuildLeaseDocument | null, now = Date.now()): RunningRebuild | null {
   if (!lease || lease.expiresAt <= now) return null;
-  if (lease.host === hostname() && !alive(lease)) return null;
+  if (isGoneLocalProcess(lease)) return null;
   const { host, pid, projections, startedAt, expiresAt } = lease;
   return { host, pid, projections, startedAt, expiresAt };
 }
@@ -85,8 +69,8 @@ export class RebuildLease {
   private constructor(
     private readonly store: ReadStore,
     private lease: RebuildLeaseDocument,
+    private readonly owner: ReturnType<typeof processOwner>,
   ) {
-    heldHere.add(lease.token);
     this.timer = setInterval(() => void this.renew(), LEASE_RENEW_MS);
     this.timer.unref();
   }
@@ -96,12 +80,13 @@ export class RebuildLease {
     const current = await readRebuildLease(store);
     const running = runningRebuild(current, now);
     if (running) throw new RebuildRunning(running);
+    const owner = processOwner();
     const lease: RebuildLeaseDocument = {
       id: LEASE_ID,
       term: (current?.term ?? 0) + 1,
-      token: randomUUID(),
-      host: hostname(),
-      pid: process.pid,
+      token: owner.token,
+      host: owner.host,
+      pid: owner.pid,
       projections,
       startedAt: now,
       expiresAt: now + LEASE_TTL_MS,
@@ -114,7 +99,8 @@ export class RebuildLease {
       failure = error;
     }
     const stored = await readRebuildLease(store);
-    if (stored?.token === lease.token) return new RebuildLease(store, stored);
+    if (stored?.token === lease.token) return new RebuildLease(store, stored, owner);
+    owner.release();
     const winner = runningRebuild(stored, now);
     if (winner) throw new RebuildRunning(winner);
     throw failure ?? new Error('another rebuild took the rebuild lease at the same moment and is gone already: run this one again');
@@ -134,7 +120,7 @@ export class RebuildLease {
         this.lease = next;
         return;
       }
-      heldHere.delete(this.lease.token);
+      this.owner.release();
       const taker = await readRebuildLease(this.store);
       this.lost = taker ? describeRebuild(taker) : 'its lease is gone';
     });
@@ -155,6 +141,6 @@ export class RebuildLease {
   async release(): Promise<void> {
     clearInterval(this.timer);
     await this.write(0).catch(() => undefined);
-    heldHere.delete(this.lease.token);
+    this.owner.release();
   }
 }

@@ -123,6 +123,35 @@ describe('SqliteMessageBus on a file', () => {
     expect(received).toEqual(['deliver']);
   });
 
+  it('when a consumer on this host is killed, the next takes its lease at once, not when the lease runs out', async () => {
+    const child = runTypeScript(`
+      const { SqliteMessageBus } = require(${JSON.stringify(require.resolve('./sqlite-message-bus'))});
+      const bus = new SqliteMessageBus({ file: ${JSON.stringify(file)}, leaseMs: 600000 });
+      setInterval(() => undefined, 1000); // runs until it is killed
+      bus.publish('webhooks', [{ key: 'w1', value: 'deliver' }])
+        .then(() => bus.consume({
+          groupId: 'outbox',
+          topics: ['webhooks'],
+          handleBatch: () => { console.log('handling'); return new Promise(() => undefined); },
+        }));
+    `);
+    await firstLine(child);
+    const bus = new SqliteMessageBus({ file, leaseMs: 600_000, pollIntervalMs: 20 });
+    const received: string[] = [];
+    try {
+      await bus.consume({ groupId: 'outbox', topics: ['webhooks'], handleBatch: async (batch) => void received.push(...batch.map((m) => m.value)) });
+      // While the holder runs, its lease holds.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(received).toEqual([]);
+      child.kill('SIGKILL');
+      await exited(child);
+      await waitFor(() => received.length === 1, 5_000);
+    } finally {
+      await bus.close();
+    }
+    expect(received).toEqual(['deliver']);
+  });
+
   describe('retention', () => {
     const DAY = 86_400_000;
     const consumeAll = async (bus: SqliteMessageBus, groupId: string, topic: string, count: number) => {

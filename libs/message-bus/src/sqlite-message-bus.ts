@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
-import { closeSqliteDatabase, limitClause, openSqliteDatabase, PreparedStatements } from '@lib/shared';
+import { closeSqliteDatabase, isDeadLocalOwner, limitClause, openSqliteDatabase, PreparedStatements, processOwner } from '@lib/shared';
 import { BusMessage, ConsumedMessage, ConsumeOptions, Consumer, MessageBus } from './message-bus.port';
 import { backoffDelay, Sleeper } from '@lib/shared';
 
@@ -172,7 +172,7 @@ export class SqliteMessageBus extends MessageBus {
     if (typeof groupId !== 'string' || groupId === '') throw new TypeError('groupId must be a non-empty string');
     if (options.topics.length === 0) throw new TypeError('consume needs at least one topic');
     const topics = [...new Set(options.topics)];
-    const owner = randomUUID();
+    const { id: owner, release: forgetOwner } = processOwner();
     // Until half of the lease we last wrote has run out, no one else can hold it: no need to look.
     let renewAfter = 0;
     const log: GroupLog = {
@@ -191,6 +191,7 @@ export class SqliteMessageBus extends MessageBus {
       release: () => {
         renewAfter = 0;
         this.statements.get('DELETE FROM bus_leases WHERE group_id = ? AND owner = ?').run(groupId, owner);
+        forgetOwner();
         published.emit(this.signal);
       },
     };
@@ -200,6 +201,7 @@ export class SqliteMessageBus extends MessageBus {
     consumer.start(() => {
       published.off(this.signal, consumer.wake);
       this.consumers.delete(consumer);
+      forgetOwner();
     });
     return consumer;
   }
@@ -295,7 +297,12 @@ export class SqliteMessageBus extends MessageBus {
     return true;
   }
 
-  /** Takes or renews the group's lease; its new expiry, or null while another live consumer holds it. */
+  /**
+   * Takes or renews the group's lease; its new expiry, or null while another live consumer holds
+   * it. A lease whose owner was a process of this host that is gone (killed, crashed: a restart
+   * after `kill -9`) is taken at once; until 2026-11-27 the restarted process waited up to the 30 s
+   * lease, and live pricing, webhooks and e-mails with it (found by a review).
+   */
   private claimLease(groupId: string, owner: string): number | null {
     const now = this.now();
     const lease = this.statements.get('SELECT owner, expires_at AS expiresAt FROM bus_leases WHERE group_id = ?').get(groupId) as
@@ -303,13 +310,14 @@ export class SqliteMessageBus extends MessageBus {
       | undefined;
     // Renewing is a durable write; do it only once half the lease has run out.
     if (lease?.owner === owner && lease.expiresAt - now > this.settings.leaseMs / 2) return lease.expiresAt;
-    if (lease && lease.owner !== owner && lease.expiresAt > now) return null;
+    const dead = lease && lease.owner !== owner && lease.expiresAt > now && isDeadLocalOwner(lease.owner) ? lease.owner : null;
+    if (lease && lease.owner !== owner && lease.expiresAt > now && dead === null) return null;
     const expiresAt = now + this.settings.leaseMs;
     const { changes } = this.statements.get(
       `INSERT INTO bus_leases (group_id, owner, expires_at) VALUES (@groupId, @owner, @expiresAt)
        ON CONFLICT (group_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-       WHERE bus_leases.owner = excluded.owner OR bus_leases.expires_at <= @now`,
-    ).run({ groupId, owner, expiresAt, now });
+       WHERE bus_leases.owner = excluded.owner OR bus_leases.expires_at <= @now OR bus_leases.owner = @dead`,
+    ).run({ groupId, owner, expiresAt, now, dead });
     return changes === 1 ? expiresAt : null;
   }
 }

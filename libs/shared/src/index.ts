@@ -12,3 +12,4 @@ export * from './files';
 export * from './sleeper';
 export * from './sqlite-snapshot';
 export * from './text';
+export * from './process-owner';

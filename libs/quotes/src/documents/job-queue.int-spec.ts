@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteReadStore } from '@lib/read-store';
-import { SystemClock } from '@lib/shared';
+import { processOwner, SystemClock } from '@lib/shared';
 import { afterAttempt, JobRunner, JobStore, newJob, type JobOutcome, type JobRecord } from './job-queue';
 
 interface TestJob extends JobRecord {
@@ -98,6 +98,18 @@ describe('JobRunner on the SQLite read store', () => {
     start([0], async () => ({ kind: 'done', changes: {} }));
     const done = await until(async () => ((await store.get('j3'))?.status === 'done' ? store.get('j3') : null));
     expect(done.attempts).toBe(1);
+  });
+
+  it('given a job left working by a process of this host that is gone, then it is attempted again at once, not when its lease is over', async () => {
+    const now = Date.now();
+    const gone = `${hostname()}/${process.pid}/123e4567-e89b-42d3-a456-426614174000`; // a predecessor with this pid (a restarted container)
+    await store.create({ ...newJob('j5', now, [0]), status: 'working', leaseUntil: now + 3_600_000, leaseOwner: gone, payload: 'x' });
+    const alive = processOwner();
+    await store.create({ ...newJob('j6', now, [0]), status: 'working', leaseUntil: now + 3_600_000, leaseOwner: alive.id, payload: 'x' });
+    start([0], async () => ({ kind: 'done', changes: {} }));
+    expect(await until(async () => ((await store.get('j5'))?.status === 'done' ? store.get('j5') : null))).toMatchObject({ attempts: 1, leaseOwner: null });
+    expect((await store.get('j6'))?.status).toBe('working');
+    alive.release();
   });
 
   it('given the same id twice, then create makes one record', async () => {

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ReadStore, type IndexSpec, type ReadDocument } from '@lib/read-store';
-import type { Clock } from '@lib/shared';
+import { isDeadLocalOwner, processOwner, type Clock } from '@lib/shared';
 
 /** `working`: an attempt is under way (a PDF `generating`, a mail `sending`); `done` and `failed` are final. */
 export type JobStatus = 'pending' | 'working' | 'done' | 'failed';
@@ -16,6 +16,12 @@ export interface JobRecord extends ReadDocument {
   scheduledFor: number;
   /** while working: when the attempt is presumed dead (its process crashed) and is made again */
   leaseUntil: number | null;
+  /**
+   * while working: the process making the attempt (processOwner). When that process is gone and
+   * was on this host (a restart after `kill -9`), the attempt is made again at once, not when the
+   * lease is over (2 min). Absent in records stored before 2026-11-27.
+   */
+  leaseOwner?: string | null;
   createdAt: number;
   updatedAt: number;
   /** revision of the record: every write is a compare-and-set on it */
@@ -71,9 +77,10 @@ export class JobStore<R extends JobRecord> {
     return items[0]?.scheduledFor ?? null;
   }
 
+  /** Working records whose attempt is over for good: its lease ran out, or its process on this host is gone. */
   async findAbandoned(now: number, limit: number): Promise<R[]> {
     const { items } = await this.reads.find<R>(this.collection, { filter: { status: 'working' }, sort: QUEUE_ORDER, limit });
-    return items.filter((record) => record.leaseUntil !== null && record.leaseUntil < now);
+    return items.filter((record) => (record.leaseUntil !== null && record.leaseUntil < now) || (typeof record.leaseOwner === 'string' && isDeadLocalOwner(record.leaseOwner)));
   }
 }
 
@@ -92,6 +99,7 @@ export function newJob(id: string, now: number, schedule: readonly number[]): Jo
     lastError: null,
     scheduledFor: now + delayBefore(schedule, 0),
     leaseUntil: null,
+    leaseOwner: null,
     createdAt: now,
     updatedAt: now,
     _rev: 1,
@@ -110,7 +118,7 @@ export type JobOutcome<R extends JobRecord> =
 
 /** The record after an attempt with that outcome. */
 export function afterAttempt<R extends JobRecord>(record: R, outcome: JobOutcome<R>, now: number, schedule: readonly number[]): R {
-  const base = { ...record, leaseUntil: null, updatedAt: now };
+  const base = { ...record, leaseUntil: null, leaseOwner: null, updatedAt: now };
   switch (outcome.kind) {
     case 'done':
       return { ...base, ...outcome.changes, status: 'done', attempts: record.attempts + 1, lastError: null };
@@ -153,6 +161,7 @@ export class JobRunner<R extends JobRecord> {
   private readonly pollIntervalMs: number;
   private readonly leaseMs: number;
   private readonly concurrency: number;
+  private readonly owner = processOwner();
 
   constructor(private readonly options: JobRunnerOptions<R>) {
     this.logger = new Logger(`Jobs:${options.name}`);
@@ -171,6 +180,7 @@ export class JobRunner<R extends JobRecord> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.loop;
+    this.owner.release();
   }
 
   wake(): void {
@@ -196,7 +206,7 @@ export class JobRunner<R extends JobRecord> {
     try {
       // this process's own attempts are awaited below, within the look: none is running here now
       for (const record of await store.findAbandoned(clock.now(), 50)) {
-        if (await store.compareAndSet(record, { ...record, status: 'pending', leaseUntil: null, scheduledFor: clock.now(), updatedAt: clock.now() })) {
+        if (await store.compareAndSet(record, { ...record, status: 'pending', leaseUntil: null, leaseOwner: null, scheduledFor: clock.now(), updatedAt: clock.now() })) {
           this.logger.warn(`${record.id}: an interrupted attempt will be made again`);
         }
       }
@@ -220,7 +230,7 @@ export class JobRunner<R extends JobRecord> {
 
   private async run(record: R): Promise<void> {
     const { store, clock, schedule, name } = this.options;
-    const claimed = await store.compareAndSet(record, { ...record, status: 'working', leaseUntil: clock.now() + this.leaseMs, updatedAt: clock.now() });
+    const claimed = await store.compareAndSet(record, { ...record, status: 'working', leaseUntil: clock.now() + this.leaseMs, leaseOwner: this.owner.id, updatedAt: clock.now() });
     if (!claimed) return;
     let outcome: JobOutcome<R>;
     try {
