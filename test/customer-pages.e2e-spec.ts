@@ -29,6 +29,7 @@ describe('customer pages', () => {
     expect(body(res)).toContain('<title>Fenster &quot;Bau&quot; &amp; Söhne</title>');
     expect(res.headers['content-security-policy']).toContain("script-src 'self';");
     expect(res.headers['content-security-policy']).not.toContain('unsafe-inline');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
 
     expect(body(await get(`/c/${org.slug}?lang=nl`))).toContain('<html lang="nl">');
     expect(body(await get(`/c/${org.slug}?lang=fr`))).toContain('<html lang="de">');
@@ -71,7 +72,7 @@ describe('customer pages', () => {
     expect(body(res)).toContain('<body data-page="quote" data-locale="nl" data-root="../">');
     expect(body(res)).not.toContain(token);
     expect(body(res)).toContain(`<title>${quote.quoteNumber} · Fenster &quot;Bau&quot; &amp; Söhne</title>`);
-    expect(res.headers).toMatchObject({ 'referrer-policy': 'no-referrer', 'cache-control': 'no-store', 'x-robots-tag': 'noindex' });
+    expect(res.headers).toMatchObject({ 'referrer-policy': 'no-referrer', 'cache-control': 'no-store', 'x-robots-tag': 'noindex', 'x-content-type-options': 'nosniff' });
     expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect((await f.quote(org, quoteId)).status).toBe('sent');
     expect(body(await get(`/q/${token}?lang=en`))).toContain('<html lang="en">');

@@ -503,6 +503,22 @@ describe('platform: rate limits', () => {
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
   });
 
+  it('does not count the customer pages\' static files, only the pages and API calls', async () => {
+    const pages = await TestApp.start({ RATE_LIMIT_IP_PER_MIN: '2' });
+    try {
+      const org = await pages.createOrganization();
+      await inOneWindow();
+      const assets = [];
+      for (const file of ['styles.css', 'configurator.js', 'styles.css', 'configurator.js', 'quote.js']) assets.push(await pages.request('GET', `/assets/${file}`));
+      expect(assets.map((res) => [res.status, res.headers['ratelimit-limit']])).toEqual(Array(5).fill([200, undefined]));
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await pages.request('GET', `/c/${org.slug}`)).status);
+      expect(statuses).toEqual([200, 200, 429]);
+    } finally {
+      await pages.close();
+    }
+  });
+
   it('counts per client address behind a proxy with TRUST_PROXY (X-Forwarded-For), and ignores that header without it', async () => {
     // One trusted hop: the address the proxy in front appended, whatever a client put before it.
     const behindProxy = await TestApp.start({ RATE_LIMIT_IP_PER_MIN: '2', TRUST_PROXY: '1' });

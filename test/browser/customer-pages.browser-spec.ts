@@ -224,6 +224,46 @@ describe('the customer pages in a browser', () => {
     expect(pageErrors.splice(0)).toEqual(Array(2).fill(expect.stringMatching(/^429 GET .+\/stream\?token=/)));
   }, 40_000);
 
+  it('writes the quantities of a partner\'s price lines in the page\'s language, and says the subtotal in the status for screen readers', async () => {
+    // A partner's lines may have any quantity above 0 (api-v1): decimals and thousands.
+    await page.route('**/storefront/v1/sessions/*/configuration', async (route) => {
+      const response = await route.fetch();
+      const session = await response.json();
+      session.pricing = {
+        ...session.pricing,
+        source: 'external',
+        awaitingExternal: false,
+        lineItems: [
+          { description: 'Dichtung (lfm)', quantity: 5.2, unitPrice: 3.125, total: 16.25, itemKey: null },
+          { description: 'Schrauben', quantity: 1200, unitPrice: 0.05, total: 60, itemKey: null },
+        ],
+        subtotal: 76.25,
+      };
+      await route.fulfill({ response, json: session });
+    });
+    await page.goto(`${baseUrl}/c/${org.slug}?lang=de`);
+    await page.getByRole('status').filter({ hasText: 'Preis von Glass & Frame Ltd bestätigt.' }).waitFor({ timeout: 10000 });
+    await expect(page.locator('aside.price tbody td:first-child').allTextContents()).resolves.toEqual([
+      expect.stringMatching(/^Dichtung \(lfm\) \(5,2 × 3,125\s€\)$/),
+      expect.stringMatching(/^Schrauben \(1\.200 × 0,05\s€\)$/),
+    ]);
+    await expect(page.getByRole('status').textContent()).resolves.toMatch(/^Preis von Glass & Frame Ltd bestätigt\. Zwischensumme \(ohne MwSt\.\): 76,25\s€$/);
+    await page.unroute('**/storefront/v1/sessions/*/configuration');
+  });
+
+  it('counts a save that never answers as failed after 15 s, and saves again until the price comes', async () => {
+    let puts = 0;
+    // The first save is never answered (a stalled mobile connection, a stuck proxy); the next go through.
+    await page.route('**/storefront/v1/sessions/*/configuration', (route) => (route.request().method() === 'PUT' && puts++ === 0 ? undefined : route.continue()));
+    await page.goto(`${baseUrl}/c/${org.slug}`);
+    await page.getByRole('heading', { name: 'Configure your window' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Your last change could not be saved yet' }).waitFor({ timeout: 20_000 });
+    await page.getByRole('button', { name: 'Retry now' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Price confirmed by Glass & Frame Ltd.' }).waitFor({ timeout: 15_000 });
+    expect(puts).toBeGreaterThanOrEqual(2);
+    await page.unroute('**/storefront/v1/sessions/*/configuration');
+  }, 45_000);
+
   it('takes an enquiry on the contact form: field errors in place, then a lead in the API', async () => {
     await page.goto(`${baseUrl}/contact/${org.slug}`);
     await page.getByRole('heading', { name: 'Contact Glass & Frame Ltd' }).waitFor();

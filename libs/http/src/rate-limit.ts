@@ -59,6 +59,9 @@ const CAPABILITY_PATH = /^\/(api\/v1\/configuration-sessions|storefront\/v1\/ses
 /** Health, readiness and metrics endpoints (outside the APIs, no credentials). */
 export const OPERATIONS_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
+/** The customer pages' scripts and stylesheet (libs/web). */
+const STATIC_ASSETS = '/assets/';
+
 /**
  * Resolves the caller once per request and applies the rate limits of api-v1 (Limits):
  * requests with a valid API key count against that key; capability URLs count per IP at their
@@ -111,8 +114,11 @@ export function registerRequestAuthentication(
   // limiter counts in memory: every request runs it.
   const authenticate = (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
     const path = targetPath(request.url);
-    // Probes and scrapes come often and from the platform, never from a client: not limited.
-    if (OPERATIONS_PATHS.has(path)) return done();
+    // Probes and scrapes come often and from the platform, never from a client: not limited. Nor
+    // are the customer pages' static files: a page load took three of the 60 per IP and minute,
+    // so six loads from one office or carrier NAT left the page an unstyled "Loading…" for good
+    // (found by a review); they are answered from memory, and the API calls they make still count.
+    if (OPERATIONS_PATHS.has(path) || path.startsWith(STATIC_ASSETS)) return done();
     const token = bearerToken(request);
     request.caller = { kind: 'anonymous' };
     if (token && path.startsWith('/admin/') && resolver.isAdminToken(token)) {

@@ -1,5 +1,5 @@
 import { CONFIGURATOR } from './configurator.messages';
-import { api, el, field, fill, languageSwitch, moneyFormat, pageContext, refocus, requestKeys, showErrors, unitPriceFormat } from './dom';
+import { api, el, field, fill, languageSwitch, moneyFormat, pageContext, quantityFormat, refocus, requestKeys, showErrors, unitPriceFormat } from './dom';
 import { fieldErrorsOf, localizeFieldMessage, placeFor, type FieldError } from './field-messages';
 import { formatSize, parseSizeInput, sizeInputValue, unitLabel, type UnitSystem } from './units';
 import { VALIDATION } from './validation.messages';
@@ -119,6 +119,8 @@ let unitSystem: UnitSystem = 'metric';
 let money: Intl.NumberFormat;
 /** unit prices: every decimal a partner's price may have (6) */
 let unitPrice: Intl.NumberFormat;
+/** quantities of the price lines, in the page's language (`5,2` in German, not `5.2`) */
+const quantity = quantityFormat(context.locale);
 const size = (mm: number) => formatSize(mm, unitSystem, context.locale);
 
 /** Everything of one template's configuration session. */
@@ -760,24 +762,26 @@ class Configurator {
     this.subtotal.textContent = money.format(pricing.subtotal);
     this.setOutdated(false);
     const org = storefront.organization.name;
-    if (pricing.source === 'external') this.setStatus(fill(t.external, { org }), 'external');
+    // The status is the live region: it says the price too, so a screen reader hears the amount, not only that it changed.
+    const spoken = `${t.subtotal}: ${this.subtotal.textContent}`;
+    if (pricing.source === 'external') this.setStatus(fill(t.external, { org }), 'external', false, spoken);
     else if (pricing.awaitingExternal) {
       this.awaited.add(session.configHash);
-      this.setStatus(fill(t.waiting, { org }), 'busy');
-    } else if (this.awaited.has(session.configHash)) this.setStatus(fill(t.fallback, { org }), 'fallback');
-    else this.setStatus(t.base, 'base');
+      this.setStatus(fill(t.waiting, { org }), 'busy', false, spoken);
+    } else if (this.awaited.has(session.configHash)) this.setStatus(fill(t.fallback, { org }), 'fallback', false, spoken);
+    else this.setStatus(t.base, 'base', false, spoken);
   }
 
   /** With several parts, which part an item is for (the instance ids are `c1`, `c2`, … in layout order). */
   private describe(item: LineItem): string {
     const part = this.parts.length > 1 ? item.itemKey?.match(/^(?:component|option):c(\d+):/) : null;
     const text = part ? `${fill(t.component, { n: part[1] })} · ${item.description}` : item.description;
-    return item.quantity === 1 ? text : `${text} (${item.quantity} × ${unitPrice.format(item.unitPrice)})`;
+    return item.quantity === 1 ? text : `${text} (${quantity.format(item.quantity)} × ${unitPrice.format(item.unitPrice)})`;
   }
 
-  /** The state of the price; `retry` offers to try a failed save at once. */
-  private setStatus(text: string, kind: 'busy' | 'external' | 'base' | 'fallback' | 'error', retry = false): void {
-    this.priceStatus.textContent = text;
+  /** The state of the price; `retry` offers to try a failed save at once; `spoken` is for screen readers only (the table shows it). */
+  private setStatus(text: string, kind: 'busy' | 'external' | 'base' | 'fallback' | 'error', retry = false, spoken: string | null = null): void {
+    this.priceStatus.replaceChildren(text, spoken ? el('span', { class: 'visually-hidden' }, ` ${spoken}`) : '');
     this.priceStatus.dataset.state = kind;
     this.retryButton.hidden = !retry;
   }
@@ -796,6 +800,19 @@ class Configurator {
     const shown = new FormData(form);
     for (const key of CUSTOMER_FIELDS) this.customer[key] = String(shown.get(key) ?? '');
     this.keepDraft();
+    // Busy from the press on: the save of what was typed last may take a while too.
+    this.submitButton.disabled = true;
+    this.submitButton.textContent = t.submitting;
+    try {
+      await this.send();
+    } finally {
+      this.submitButton.disabled = false;
+      this.submitButton.textContent = t.submit;
+      refocus(this.submitButton);
+    }
+  }
+
+  private async send(): Promise<void> {
     // Whatever was typed last is saved (and checked) before the submit, unless that save is done.
     if (!this.valid) {
       window.clearTimeout(this.saveTimer);
@@ -808,16 +825,11 @@ class Configurator {
       const value = (this.customer[key] ?? '').trim();
       customer[key] = value === '' ? (key === 'name' || key === 'email' ? '' : null) : value;
     }
-    this.submitButton.disabled = true;
-    this.submitButton.textContent = t.submitting;
     const res = await api<{ submissionId: string }>(context, 'POST', `sessions/${this.sessionId}/submit`, {
       body: { customer },
       token: this.token,
       headers: { 'Idempotency-Key': this.submitKey([this.expectedHash, customer]) },
     });
-    this.submitButton.disabled = false;
-    this.submitButton.textContent = t.submit;
-    refocus(this.submitButton);
     if (res.ok) return this.confirm(res.body.submissionId);
     // An attempt with another key (other details) after one whose answer was lost: that one counts.
     if ((res.status === 409 || res.status === 503) && submittedAs(res.body)) return this.confirm(submittedAs(res.body)!);

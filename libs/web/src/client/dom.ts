@@ -37,7 +37,15 @@ export interface ApiResult<T> {
   body: T | any;
 }
 
-/** A storefront API call; a network failure is status 0. */
+/**
+ * How long a storefront call may take before it counts as failed. A request that never answers (a
+ * stalled mobile connection, a stuck proxy) otherwise never failed: the configurator said
+ * "Calculating…" for ever, without the retries a failed save gets, and a submit showed nothing
+ * (found by a review). Every call of these pages answers within a second or two when it answers.
+ */
+const REQUEST_TIMEOUT_MS = 15_000;
+
+/** A storefront API call; a network failure, or no answer within REQUEST_TIMEOUT_MS, is status 0. */
 export async function api<T>(
   context: PageContext,
   method: string,
@@ -47,17 +55,22 @@ export async function api<T>(
   const headers: Record<string, string> = { ...options.headers };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), REQUEST_TIMEOUT_MS);
   try {
     const response = await fetch(`${context.root}storefront/v1/${path}`, {
       method,
       headers,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       referrerPolicy: 'no-referrer',
+      signal: timeout.signal,
     });
     const text = await response.text();
     return { ok: response.ok, status: response.status, body: text ? JSON.parse(text) : null };
   } catch {
     return { ok: false, status: 0, body: null };
+  } finally {
+    clearTimeout(timer);
   }
 }
 

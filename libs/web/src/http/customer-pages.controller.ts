@@ -68,6 +68,7 @@ export class CustomerPagesController {
       .header('Content-Security-Policy', `${SCRIPT_POLICY}; frame-ancestors 'none'`)
       .header('Referrer-Policy', 'no-referrer')
       .header('Cache-Control', 'no-store')
+      .header('X-Content-Type-Options', 'nosniff')
       .header('X-Robots-Tag', 'noindex')
       .send(renderPageShell({ page: 'quote', locale, root: '../', title }));
   }
@@ -95,7 +96,8 @@ export class CustomerPagesController {
       // The configurator may be embedded in the organization's own site (session origin `embed`).
       .header('Content-Security-Policy', SCRIPT_POLICY)
       .header('Referrer-Policy', 'same-origin')
-      .header('Cache-Control', 'no-cache');
+      .header('Cache-Control', 'no-cache')
+      .header('X-Content-Type-Options', 'nosniff');
     if (!organization) {
       void reply.status(404).send(renderNotFoundPage(locale, root));
       return;
