@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -157,6 +157,18 @@ describe('the CLI on an embedded store', () => {
       expect(existsSync(out)).toBe(false);
       const toStdout = await cli(dataDir, 'audit:export', '--org', 'org_unknown');
       expect([toStdout.code, toStdout.out]).toEqual([1, '']);
+    });
+
+    it('given --out, then the file is readable by its owner only, and an existing file is not written over', async () => {
+      const out = join(dataDir, 'export.ndjson');
+      expect((await cli(dataDir, 'audit:export', '--org', ORG, '--out', out)).code).toBe(0);
+      expect(statSync(out).mode & 0o777).toBe(0o600);
+      const written = readFileSync(out, 'utf8');
+      expect(written.split('\n').length).toBeGreaterThan(1);
+      const again = await cli(dataDir, 'audit:export', '--org', ORG, '--out', out);
+      expect([again.code, again.err]).toEqual([2, expect.stringContaining(`--out ${JSON.stringify(out)} exists: name a new file, or remove that one first`)]);
+      expect(readFileSync(out, 'utf8')).toBe(written);
+      rmSync(out);
     });
 
     it('given an organization with no events in the range, then it exits 0 and exports none', async () => {

@@ -205,7 +205,9 @@ export async function auditExport(context: CliContext, options: { organizationId
     line(context.err, `unknown organization ${options.organizationId}: the event log has no such organization`);
     return EXIT.failed;
   }
-  const target: Writable = options.out ? createWriteStream(options.out) : context.out;
+  // Readable by its owner only, like a backup: customers' names and e-mail addresses are in it. `wx`:
+  // a file made meanwhile is not written over either.
+  const target: Writable = options.out ? createWriteStream(options.out, { flags: 'wx', mode: 0o600 }) : context.out;
   // A file that cannot be written is destroyed with its error, which `finished` below reports.
   if (options.out) target.on('error', () => undefined);
   let position = 0;

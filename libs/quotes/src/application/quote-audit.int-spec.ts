@@ -187,7 +187,7 @@ describe('auditQuote while the quote changes or the projector catches up', () =>
     const audit = (await auditQuote(events, readingQuote(async () => void (once && ((once = false), await change()))), QUOTE))!;
     expect(audit.mismatches).toEqual([]);
     expect(audit.changedDuringAudit).toBe(false);
-    expect(audit.steps.at(-1)!.trigger).toBe('external reference change');
+    expect(audit.steps.at(-1)).toMatchObject({ trigger: 'external reference change', details: { externalRef: 'CRM-1' } });
   });
 
   it('given the projector had not applied the last event yet, then the audit waits for it instead of reporting a mismatch', async () => {

@@ -50,7 +50,7 @@ export interface QuoteAuditStep {
   totals: QuoteTotals;
   /** the currency of the totals (a terms change may change it) */
   currency: string;
-  /** what else the event records of what happened: a send's recipients and language, the name and reason of an answer */
+  /** what else the event records of what happened: a send's recipients and language, the name and reason of an answer, a new external reference */
   details: Record<string, unknown> | null;
 }
 
@@ -85,6 +85,8 @@ function detailsOf(event: QuoteEvent): Record<string, unknown> | null {
       return { name: event.data.name };
     case 'quote.v1.rejected':
       return { name: event.data.name, reason: event.data.reason };
+    case 'quote.v1.externalRefChanged':
+      return { externalRef: event.data.externalRef };
     default:
       return null;
   }
