@@ -842,6 +842,8 @@ describe('the customer pages in a browser', () => {
     );
     await page.getByLabel('Breite (mm)').first().fill('1500');
     await page.getByText('Diese Konfiguration ist abgelaufen.').waitFor();
+    // The field the customer was typing in is gone: the focus is on the way on.
+    await expect(page.evaluate('document.activeElement?.textContent')).resolves.toBe('Mit Ihrer Auswahl fortfahren');
     await page.unroute('**/storefront/v1/sessions/*/configuration');
     await page.getByRole('link', { name: 'Mit Ihrer Auswahl fortfahren' }).click();
     await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();

@@ -16,9 +16,11 @@ describe('the customer pages\' number formats', () => {
     expect(unitPriceFormat('en', 'EUR').format(2)).toBe('€2.00');
   });
 
-  it('given the moment a quote expires, then the time of day is shown with the date', () => {
+  it('given the moment a quote expires, then the time of day is shown with the date and the time zone it is in', () => {
     const shown = dateTimeFormat('en').format(Date.UTC(2026, 2, 24, 9, 0));
     expect(shown).toMatch(/2026/);
     expect(shown).toMatch(/\d{1,2}:\d{2}/);
+    const zone = new Intl.DateTimeFormat('en', { timeZoneName: 'short' }).formatToParts(Date.UTC(2026, 2, 24, 9, 0)).find((part) => part.type === 'timeZoneName')!.value;
+    expect(shown).toContain(zone);
   });
 });

@@ -789,9 +789,11 @@ class Configurator {
   /** The choices stay in the draft, so the reload the page offers continues with them in a new session. */
   private expire(): void {
     this.stop();
-    this.host.replaceChildren(
-      el('p', { class: 'error general', role: 'alert' }, t.expired, ' ', el('a', { href: location.pathname + location.search }, t.continue)),
-    );
+    const focused = this.host.contains(document.activeElement);
+    const resume = el('a', { href: location.pathname + location.search }, t.continue);
+    this.host.replaceChildren(el('p', { class: 'error general', role: 'alert' }, t.expired, ' ', resume));
+    // A keyboard user was in the form that is gone: the way on, not the top of the page.
+    if (focused) resume.focus();
   }
 
   private async submit(form: HTMLFormElement): Promise<void> {

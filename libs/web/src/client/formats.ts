@@ -25,7 +25,10 @@ export function dateFormat(locale: Locale): Intl.DateTimeFormat {
   return new Intl.DateTimeFormat(locale, { dateStyle: 'long' });
 }
 
-/** A moment to the minute in the reader's own time zone: a quote expires at the time of day it was sent, not at midnight. */
+/**
+ * A moment to the minute in the reader's own time zone, named (`… 12:57 CET`): a quote expires at
+ * the time of day it was sent, not at midnight, and the PDF says the same moment in UTC.
+ */
 export function dateTimeFormat(locale: Locale): Intl.DateTimeFormat {
-  return new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeStyle: 'short' });
+  return new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
 }
