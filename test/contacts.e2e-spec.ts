@@ -415,6 +415,14 @@ describe('contacts API', () => {
       expect(key.body.error.details.fields.map((field: { path: string }) => field.path)).toEqual(['\udc00']);
     });
 
+    it('refuses a key given twice in one object, and changes nothing', async () => {
+      const { created: _created, ...contact } = (await post({ email: 'twice@example.com', name: 'Once' })).body;
+      const res = await app.request('PATCH', `/api/v1/contacts/${contact.id}`, { token: org.apiKey, headers: { 'content-type': 'application/json' }, payload: '{"name":"First","name":"Second"}' });
+      expect(res.status).toBe(422);
+      expect(res.body.error.details.fields).toEqual([{ path: 'name', message: 'this key is given more than once' }]);
+      expect((await get(`/api/v1/contacts/${contact.id}`)).body).toEqual(contact);
+    });
+
     it('answers a negative limit with its range, not with its kind', async () => {
       const res = await get('/api/v1/contacts?limit=-1', lister.apiKey);
       expect(res.status).toBe(422);

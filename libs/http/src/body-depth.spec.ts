@@ -1,4 +1,4 @@
-import { forbiddenKeyPaths, jsonDepth, malformedTextPaths } from './body-depth';
+import { duplicateKeyPaths, forbiddenKeyPaths, jsonDepth, malformedTextPaths } from './body-depth';
 
 describe('jsonDepth', () => {
   it('counts objects and arrays, not scalars', () => {
@@ -36,5 +36,22 @@ describe('malformedTextPaths', () => {
 
   it('finds none in well-formed text', () => {
     expect(malformedTextPaths({ name: 'Łukasz 😀 中文', items: ['a', { b: 'c' }], n: null })).toEqual([]);
+  });
+});
+
+describe('duplicateKeyPaths', () => {
+  it('finds a key given twice in one object, at any depth, with its field path', () => {
+    const text = '{"a":1,"b":{"c":"x","c":"y"},"items":[{"d":1},{"d":2,"e":[{"f":1,"f":2}]}],"a":3}';
+    expect(duplicateKeyPaths(text)).toEqual(['a', 'b.c', 'items[1].e[0].f']);
+  });
+
+  it('compares keys as parsed, and takes no string value, escaped quote or brace in a string for a key', () => {
+    expect(duplicateKeyPaths('{"a":1,"\\u0061":2}')).toEqual(['a']);
+    expect(duplicateKeyPaths('{"a":"a","b":"{\\"a\\":1,\\"a\\":2}","c":["a","a"],"d":{"a":1},"e":{"a":1}}')).toEqual([]);
+  });
+
+  it('finds none in a body without repeated keys, or in a value that is no object', () => {
+    expect(duplicateKeyPaths('{"lineItems":[{"description":"x","quantity":1},{"description":"y","quantity":2}]}')).toEqual([]);
+    expect(duplicateKeyPaths('[1,2,"x"]')).toEqual([]);
   });
 });

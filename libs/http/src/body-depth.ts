@@ -66,6 +66,44 @@ export function forbiddenKeyPaths(text: string): string[] {
 }
 
 /**
+ * Where a JSON text names a key twice in one object (`{"total":1,"total":2}`): JSON.parse keeps
+ * the last, and a proxy, a WAF or the client's own log may read the first, so the request would
+ * not mean one thing. Field paths as validation gives them; keys compared as parsed (`"a"` and
+ * `"\u0061"` are one key). For a text JSON.parse took: one pass, no recursion.
+ */
+export function duplicateKeyPaths(text: string): string[] {
+  // per open object: its keys so far and the key whose value is being read (null: a key is next); per open array: its index
+  const stack: Array<{ path: string; keys: Set<string> | null; key: string | null; index: number }> = [];
+  const found: string[] = [];
+  const member = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    const top = stack.at(-1);
+    if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      if (top?.keys && top.key === null) {
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+        if (top.keys.has(key)) found.push(member(top.path, key));
+        top.keys.add(key);
+        top.key = key;
+      }
+      i = end;
+    } else if (c === '{' || c === '[') {
+      const path = !top ? '' : top.keys ? member(top.path, top.key!) : `${top.path}[${top.index}]`;
+      stack.push({ path, keys: c === '{' ? new Set() : null, key: null, index: 0 });
+    } else if (c === '}' || c === ']') {
+      stack.pop();
+    } else if (c === ',' && top) {
+      if (top.keys) top.key = null;
+      else top.index++;
+    }
+  }
+  return [...new Set(found)].sort();
+}
+
+/**
  * Where a parsed body holds text that is not well-formed Unicode: a key or string with half of a
  * surrogate pair (`"\ud800"` is valid JSON). Stored, such text breaks every consumer that encodes
  * it as UTF-8 (a CRM's JSON decoder, PostgreSQL's jsonb), so no field of any body may hold it.

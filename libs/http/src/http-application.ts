@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationFailed } from '@lib/shared';
 import { adminRefusal, apiKeyRefusal, CredentialResolver } from './auth';
 import { BeforeBodyChecks } from './before-body';
-import { forbiddenKeyPaths, registerBodyShapeChecks } from './body-depth';
+import { duplicateKeyPaths, forbiddenKeyPaths, registerBodyShapeChecks } from './body-depth';
 import { ErrorEnvelopeFilter, errorBody, replyWithError } from './error-envelope.filter';
 import { IdempotencyGuard, IdempotencyStore, registerIdempotency } from './idempotency';
 import { EarlyListAnswers, ListResponses, type EarlyListAnswerServices } from './list-responses';
@@ -119,14 +119,18 @@ export function configureHttpApplication(
   // JSON bodies as Fastify parses them (prototype-poisoning keys refused), except that an empty
   // body is no body: clients that send `Content-Type: application/json` on every POST must not
   // get 400 on one that takes none, or whose body is optional. A refused key is a field of a
-  // valid JSON body: 422 with its path, not 400 invalid_json as Fastify reports it.
+  // valid JSON body: 422 with its path, not 400 invalid_json as Fastify reports it. So is a key
+  // given twice in one object, which JSON.parse would quietly resolve to the last.
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   app.useBodyParser<Server>('application/json', { bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
     // No body is read for an unknown route: it is 404 (Fastify's not-found route parses bodies too).
     if (body.length === 0 || request.routeOptions.url === undefined) return done(null, undefined);
     const text = body.toString('utf8');
     parseJson(request, text, (error, value) => {
-      if (error === null) return done(null, value);
+      if (error === null) {
+        const repeated = duplicateKeyPaths(text);
+        return repeated.length === 0 ? done(null, value) : done(new ValidationFailed(repeated.map((path) => ({ path, message: 'this key is given more than once' }))), undefined);
+      }
       const forbidden = forbiddenKeyPaths(text);
       done(forbidden.length === 0 ? error : new ValidationFailed(forbidden.map((path) => ({ path, message: 'this key is not accepted' }))), undefined);
     });
