@@ -59,6 +59,14 @@ describe('quote PDF', () => {
     for (const piece of expected) expect(text.split('\n')).toContain(piece);
   });
 
+  it('given amounts of millions with their currency code, then each figure is drawn on one line, beside its label', async () => {
+    const lineItems = [{ description: 'Lift-and-slide door', quantity: 999, unitPrice: 1234567.891, total: 1233333323.11 }];
+    const text = pdfText(await renderQuotePdf(content({ currency: 'HUF', lineItems, subtotal: 1233333323.11, taxRate: 27, taxAmount: 333000000.24, total: 1566333323.35 }), { compress: false }));
+    const lines = text.split('\n');
+    for (const figure of ['HUF 1,234,567.891', 'HUF 1,233,333,323.11', 'HUF 333,000,000.24', 'HUF 1,566,333,323.35']) expect(lines).toContain(figure);
+    expect(lines.slice(lines.indexOf('Total'), lines.indexOf('Total') + 2)).toEqual(['Total', 'HUF 1,566,333,323.35']);
+  });
+
   it('given a metric organization, then sizes are whole millimetres', async () => {
     expect(pdfText(await renderQuotePdf(content(), { compress: false }))).toContain('1200 × 1400 mm');
   });

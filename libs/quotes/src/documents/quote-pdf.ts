@@ -114,8 +114,56 @@ const LABELS: Record<DocumentLocale, Labels> = {
 
 const MARGIN = 50;
 const WIDTH = 595.28 - 2 * MARGIN; // A4
-const COLUMNS = { description: 0, quantity: 265, unitPrice: 320, amount: 410 };
-const AMOUNT_WIDTH = WIDTH - COLUMNS.amount;
+const GAP = 10;
+
+/** Where a column of the line-item table starts (from the left margin), and its width. */
+interface Column {
+  x: number;
+  width: number;
+}
+
+interface Columns {
+  description: Column;
+  quantity: Column;
+  unitPrice: Column;
+  amount: Column;
+  /** the labels of subtotal, tax and total: right-aligned, ending before the amounts */
+  totalLabel: Column;
+}
+
+/** The narrowest each figure column is, and the description at least once figures need room. */
+const LEAST = { quantity: 45, unitPrice: 80, amount: 85, description: 150, totalLabel: 180 };
+
+/**
+ * The table's columns for this document: the figure columns as wide as their widest figure (or
+ * header), at least LEAST, and the description what is left. An amount of a million with its
+ * currency's code (`HUF 2,427,949.62`) wrapped in the fixed 85 pt column, the code above the
+ * number (found by a review). Past the description's least width, the figure columns share what
+ * is left, and a figure wider than its share wraps.
+ */
+function tableColumns(doc: PDFKit.PDFDocument, figures: { quantity: string[]; unitPrice: string[]; amount: string[] }): Columns {
+  const widest = (texts: string[], least: number) => {
+    doc.font(BOLD); // the header and the total are bold: the widest form of every figure
+    return Math.max(least, ...texts.map((text) => Math.ceil(doc.widthOfString(text)) + 1));
+  };
+  let widths = [widest(figures.quantity, LEAST.quantity), widest(figures.unitPrice, LEAST.unitPrice), widest(figures.amount, LEAST.amount)];
+  const room = WIDTH - LEAST.description - 3 * GAP;
+  const needed = widths.reduce((sum, width) => sum + width, 0);
+  if (needed > room) widths = widths.map((width) => Math.floor((width * room) / needed));
+  const [quantity, unitPrice, amount] = widths;
+  doc.font(REGULAR);
+  const amountX = WIDTH - amount;
+  const unitPriceX = amountX - GAP - unitPrice;
+  const quantityX = unitPriceX - GAP - quantity;
+  const labelEnd = amountX - GAP;
+  return {
+    description: { x: 0, width: quantityX - GAP },
+    quantity: { x: quantityX, width: quantity },
+    unitPrice: { x: unitPriceX, width: unitPrice },
+    amount: { x: amountX, width: amount },
+    totalLabel: { x: Math.max(0, labelEnd - LEAST.totalLabel), width: Math.min(labelEnd, LEAST.totalLabel) },
+  };
+}
 
 /**
  * Renders a quote version as an A4 PDF. Every text is drawn as literal text (pdfkit has no markup),
@@ -165,39 +213,53 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
   }
   for (const [label, value] of facts) row(doc, label, value);
 
+  const rows = content.lineItems.map((item) => ({
+    description: item.description,
+    quantity: formatQuantity(item.quantity, locale),
+    unitPrice: formatUnitPrice(item.unitPrice, content.currency, locale),
+    amount: money(item.total),
+  }));
+  const sums: TotalRow[] = [
+    { label: t.subtotal, value: money(content.subtotal), bold: false },
+    { label: t.tax(formatTaxRate(content.taxRate, locale)), value: money(content.taxAmount), bold: false },
+    { label: t.total, value: money(content.total), bold: true },
+  ];
+  const columns = tableColumns(doc, {
+    quantity: [t.quantity, ...rows.map((row) => row.quantity)],
+    unitPrice: [t.unitPrice, ...rows.map((row) => row.unitPrice)],
+    amount: [t.amount, ...rows.map((row) => row.amount), ...sums.map((sum) => sum.value)],
+  });
+  const cell = (text: string, column: Column, y: number, align: 'left' | 'right') => doc.text(text, MARGIN + column.x, y, { width: column.width, align });
+
   doc.moveDown(1);
   let y = doc.y;
   doc.font(BOLD);
-  doc.text(t.description, MARGIN + COLUMNS.description, y, { width: COLUMNS.quantity - 10 });
-  doc.text(t.quantity, MARGIN + COLUMNS.quantity, y, { width: COLUMNS.unitPrice - COLUMNS.quantity - 10, align: 'right' });
-  doc.text(t.unitPrice, MARGIN + COLUMNS.unitPrice, y, { width: COLUMNS.amount - COLUMNS.unitPrice - 10, align: 'right' });
-  doc.text(t.amount, MARGIN + COLUMNS.amount, y, { width: AMOUNT_WIDTH, align: 'right' });
+  cell(t.description, columns.description, y, 'left');
+  cell(t.quantity, columns.quantity, y, 'right');
+  cell(t.unitPrice, columns.unitPrice, y, 'right');
+  cell(t.amount, columns.amount, y, 'right');
   doc.font(REGULAR);
   y = doc.y + 4;
-  for (const item of content.lineItems) {
-    const cells: Array<[string, number, number, 'left' | 'right']> = [
-      [item.description, COLUMNS.description, COLUMNS.quantity - 10, 'left'],
-      [formatQuantity(item.quantity, locale), COLUMNS.quantity, COLUMNS.unitPrice - COLUMNS.quantity - 10, 'right'],
-      [formatUnitPrice(item.unitPrice, content.currency, locale), COLUMNS.unitPrice, COLUMNS.amount - COLUMNS.unitPrice - 10, 'right'],
-      [money(item.total), COLUMNS.amount, AMOUNT_WIDTH, 'right'],
+  for (const row of rows) {
+    const cells: Array<[string, Column, 'left' | 'right']> = [
+      [row.description, columns.description, 'left'],
+      [row.quantity, columns.quantity, 'right'],
+      [row.unitPrice, columns.unitPrice, 'right'],
+      [row.amount, columns.amount, 'right'],
     ];
-    // A unit price with all six decimals may wrap in its narrow column, like a long description.
-    const height = Math.max(...cells.map(([text, , width]) => doc.heightOfString(text, { width })));
+    // A long description wraps; so does a figure wider than its share of a crowded table.
+    const height = Math.max(...cells.map(([text, column]) => doc.heightOfString(text, { width: column.width })));
     if (y + height > doc.page.height - MARGIN) {
       doc.addPage();
       y = MARGIN;
     }
-    for (const [text, x, width, align] of cells) doc.text(text, MARGIN + x, y, { width, align });
+    for (const [text, column, align] of cells) cell(text, column, y, align);
     y += height + 4;
   }
 
   doc.x = MARGIN;
   doc.y = y + 8;
-  totals(doc, [
-    { label: t.subtotal, value: money(content.subtotal), bold: false },
-    { label: t.tax(formatTaxRate(content.taxRate, locale)), value: money(content.taxAmount), bold: false },
-    { label: t.total, value: money(content.total), bold: true },
-  ]);
+  totals(doc, sums, columns);
 
   doc.moveDown(1).font(REGULAR).text(t.validity(content.validityDays, formatValidUntil(content.validUntil, locale)), MARGIN, doc.y, { width: WIDTH });
   if (content.notes) {
@@ -236,31 +298,28 @@ interface TotalRow {
   bold: boolean;
 }
 
-const TOTAL_LABEL_X = MARGIN + COLUMNS.unitPrice - 100;
-const TOTAL_LABEL_WIDTH = COLUMNS.amount - COLUMNS.unitPrice + 90;
-
 /**
  * Subtotal, tax and total as one block, on a new page when the whole block does not fit above the
  * bottom margin. Each label and amount is drawn at an explicit y, and pdfkit moves any text below
  * the margin to a page of its own, which parted a total from its label.
  */
-function totals(doc: PDFKit.PDFDocument, rows: TotalRow[]): void {
-  const height = rows.reduce((sum, row) => sum + totalHeight(doc, row), 0);
+function totals(doc: PDFKit.PDFDocument, rows: TotalRow[], columns: Columns): void {
+  const height = rows.reduce((sum, row) => sum + totalHeight(doc, row, columns), 0);
   if (doc.y + height > doc.page.height - MARGIN) doc.addPage();
-  for (const row of rows) total(doc, row);
+  for (const row of rows) total(doc, row, columns);
 }
 
-function totalHeight(doc: PDFKit.PDFDocument, { label, value, bold }: TotalRow): number {
+function totalHeight(doc: PDFKit.PDFDocument, { label, value, bold }: TotalRow, columns: Columns): number {
   doc.font(bold ? BOLD : REGULAR);
-  return Math.max(doc.heightOfString(label, { width: TOTAL_LABEL_WIDTH }), doc.heightOfString(value, { width: AMOUNT_WIDTH }));
+  return Math.max(doc.heightOfString(label, { width: columns.totalLabel.width }), doc.heightOfString(value, { width: columns.amount.width }));
 }
 
-function total(doc: PDFKit.PDFDocument, { label, value, bold }: TotalRow): void {
+function total(doc: PDFKit.PDFDocument, { label, value, bold }: TotalRow, columns: Columns): void {
   const y = doc.y;
   doc.font(bold ? BOLD : REGULAR);
-  doc.text(label, TOTAL_LABEL_X, y, { width: TOTAL_LABEL_WIDTH, align: 'right' });
+  doc.text(label, MARGIN + columns.totalLabel.x, y, { width: columns.totalLabel.width, align: 'right' });
   const labelBottom = doc.y;
-  doc.text(value, MARGIN + COLUMNS.amount, y, { width: AMOUNT_WIDTH, align: 'right' });
+  doc.text(value, MARGIN + columns.amount.x, y, { width: columns.amount.width, align: 'right' });
   doc.y = Math.max(doc.y, labelBottom);
   doc.x = MARGIN;
 }
