@@ -30,19 +30,19 @@ export class AdjustmentLineItemDto {
   @RoundedHalfUp(ADJUSTMENT_DECIMALS) @IsFiniteNumber() @Min(0) @Max(1_000_000_000)
   unitPrice: number;
 
-  @ApiPropertyOptional({ enum: ITEM_TYPES, default: 'other' })
+  @ApiPropertyOptional({ enum: ITEM_TYPES, default: 'other', nullable: true, description: 'null: the default' })
   @AbsentIfNull() @IsIn(ITEM_TYPES)
   itemType?: string;
 
-  @ApiPropertyOptional({ maxLength: 200, example: 'component:c1:TT', description: 'Echoed from base items; preserved' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, example: 'component:c1:TT', description: 'Echoed from base items; preserved. null: none' })
   @AbsentIfNull() @IsString() @MaxLength(200)
   itemKey?: string;
 
-  @ApiPropertyOptional({ description: 'Display order' })
+  @ApiPropertyOptional({ type: Number, nullable: true, description: 'Display order. null: none' })
   @AbsentIfNull() @IsFiniteNumber()
   sortOffset?: number;
 
-  @ApiPropertyOptional({ maxLength: 200, description: 'Round-tripped verbatim; null or "": none' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: 'Round-tripped verbatim; null or "": none' })
   @EmptyClears() @AbsentIfNull() @IsString() @MaxLength(200)
   externalRef?: string;
 }

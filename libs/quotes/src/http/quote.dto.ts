@@ -109,7 +109,10 @@ export class CreateQuoteDto {
   @ValidityDays()
   validityDays?: number;
 
-  @ApiPropertyOptional({ example: 'EUR', description: 'ISO 4217. Default: the organization currency. Amounts are not converted.' })
+  @ApiPropertyOptional({
+    example: 'EUR',
+    description: "ISO 4217. Default: without `lineItems` (the submission's own lines), the currency the submission was priced in; with `lineItems`, the organization's currency. Amounts are not converted.",
+  })
   @Currency()
   currency?: string;
 
@@ -306,7 +309,7 @@ export class QuotePdfView {
 }
 
 export class QuoteMailView {
-  @ApiProperty({ description: 'the delivery id (the id of the quote.sent event)' }) id: string;
+  @ApiProperty({ description: 'the id of the send (the domain event `quote.v1.sent`); not the delivery id of its `quote.sent` webhook, which GET /events lists' }) id: string;
   @ApiProperty({ description: 'the quote version that was sent' }) version: number;
   @ApiProperty({ type: [String] }) recipients: string[];
   @ApiProperty({ enum: ['en', 'de', 'nl'] }) locale: string;

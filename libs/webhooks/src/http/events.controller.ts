@@ -24,7 +24,10 @@ export class EventsController {
       '`webhook-id` is the delivery `id` for generation 1 and `<id>_g<n>` for generation n ≥ 2, and `webhook-signature` signs it.\n\n' +
       'A redelivered `pricing.calculated` carries a new `data.callback.url` and the URL it replaces answers 401, so it must not be dropped as a duplicate. ' +
       'Deduplicate on signed values only: with Standard Webhooks tooling on `webhook-id`; otherwise on `X-Service-Delivery`, ' +
-      'together with the signed `data.callback.generation` for `pricing.calculated`. `X-Service-Delivery-Generation` is a hint, not a key: it is not signed.',
+      'together with the signed `data.callback.generation` for `pricing.calculated`. `X-Service-Delivery-Generation` is a hint, not a key: it is not signed.\n\n' +
+      'An envelope is at most 256 KiB. One that would be larger (a quote of 200 long line items) is delivered without its `lineItems` arrays: ' +
+      '`lineItemsOmitted: true` stands beside where each was (e.g. `data.lineItemsOmitted` of `quote.created`), and the items are read through the API ' +
+      '(`GET /quotes/{id}`, `GET /submissions/{id}`).',
   })
   @ApiOkResponse({ type: DeliveryPageResponse })
   @ApiErrors('unauthorized', 'forbidden_plan', 'validation_error')
