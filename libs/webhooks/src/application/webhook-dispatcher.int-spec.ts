@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { SqliteEventStore } from '@lib/event-store';
 import { SigningSecretSeal } from '@lib/organizations/application/signing-secret-seal';
 import { SqliteReadStore } from '@lib/read-store';
-import { ManualClock, loadConfig, SystemClock, type Clock } from '@lib/shared';
+import { ManualClock, loadConfig, processOwner, SystemClock, type Clock } from '@lib/shared';
 import type { DeliveryRecord } from '../domain/delivery';
 import { PayloadFinalizerRegistry } from '../registries';
 import { NotReadyToSend } from '../webhook-sources';
@@ -195,6 +195,18 @@ describe('WebhookDispatcher with the embedded stores', () => {
     await dispatcher.start();
     await until(async () => (await store.get('evt_mine'))!.status === 'delivered');
     expect(await store.get('evt_mine')).toMatchObject({ leaseOwner: null, attempts: 1 });
+  });
+
+  it('given attempts of outboxes of this host, then start-up makes again those whose process is gone, and leaves a running one alone', async () => {
+    const gone = `${hostname()}/${process.pid}/123e4567-e89b-42d3-a456-426614174000`; // a predecessor with this pid (a restarted container)
+    const sibling = processOwner(); // another outbox of this host, running
+    await store.createMissing([record('evt_gone', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: gone })]);
+    const [running] = await store.createMissing([record('evt_running', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: sibling.id })]);
+    await dispatcher.start();
+    await until(async () => (await store.get('evt_gone'))!.status === 'delivered');
+    expect(await store.get('evt_running')).toMatchObject({ status: 'processing', _rev: running._rev });
+    expect(sender.sent.map((r) => r.headers['X-Service-Delivery'])).toEqual(['evt_gone']);
+    sibling.release();
   });
 
   it("given an attempt another host's outbox is making, then start-up leaves it alone until its lease runs out", async () => {

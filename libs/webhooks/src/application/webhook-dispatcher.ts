@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { Metrics } from '@lib/observability';
-import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, Clock, isDeadLocalOwner, processOwner, type AppConfig } from '@lib/shared';
 import { afterAttempt, MAX_PAYLOAD_BYTES, postponed, type AttemptOutcome, type DeliveryRecord } from '../domain/delivery';
 import { liveSecrets, targetUrl } from '../domain/organization-profile';
 import { PayloadFinalizerRegistry } from '../registries';
@@ -15,6 +15,11 @@ import { WebhookOrganizations } from './webhook-organizations';
 
 /** How long past its timeout a `processing` attempt is presumed dead (its process crashed). */
 const LEASE_MARGIN_MS = 30_000;
+
+/** A `processing` record whose attempt is over for good: its lease ran out, or its process, of this host, is gone. */
+const abandoned = (record: DeliveryRecord, now: number): boolean =>
+  (record.leaseUntil !== null && record.leaseUntil < now) || (typeof record.leaseOwner === 'string' && isDeadLocalOwner(record.leaseOwner));
+
 /** The longest pricing timeout an organization can set (admin API: pricingTimeoutMs ≤ 60 s). */
 const MAX_PRICING_TIMEOUT_MS = 60_000;
 /** Shortest pause between two looks at the queue when nothing was claimable (no busy loop). */
@@ -124,11 +129,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private lastLeaseCheck = 0;
   private unsubscribe: (() => void) | null = null;
   /**
-   * Whose attempts a `processing` record holds: the host, which a restarted process keeps (the
-   * same machine, container or pod) and another outbox process does not. The same host running two
-   * outboxes on one store would take over each other's attempts at start, as before.
+   * Whose attempts a `processing` record holds: this process, named by host, pid and a token of
+   * its own (processOwner). Another process of the same host sees when it is gone (a restart after
+   * `kill -9`) and makes its attempts again at once; one of another host waits for their lease.
+   * Until 2026-11-27 the owner was the host alone, and two outboxes of one host took over each
+   * other's attempts at start.
    */
-  private readonly owner = hostname();
+  private readonly owner = processOwner();
 
   constructor(
     private readonly store: DeliveryStore,
@@ -160,7 +167,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     // outbox may still be making its own (two outboxes overlap in a rolling deploy): only once its
     // lease has run out, as while running; otherwise the receiver gets the attempt twice at once.
     const now = this.clock.now();
-    const recovered = await this.recover((r) => r.leaseOwner == null || r.leaseOwner === this.owner || (r.leaseUntil !== null && r.leaseUntil < now));
+    const recovered = await this.recover((r) => r.leaseOwner == null || r.leaseOwner === hostname() || abandoned(r, now));
     if (recovered) this.logger.warn(`${recovered} delivery attempt(s) interrupted by the last shutdown will be made again`);
     this.running = true;
     this.unsubscribe = this.signal.subscribe((record) => this.onPending(record));
@@ -230,7 +237,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       const now = this.clock.now();
       if (now - this.lastLeaseCheck >= this.settings.pollIntervalMs) {
         this.lastLeaseCheck = now;
-        const recovered = await this.recover((r) => r.leaseUntil !== null && r.leaseUntil < now && !this.inFlight.has(r.id));
+        const recovered = await this.recover((r) => abandoned(r, now) && !this.inFlight.has(r.id));
         if (recovered) this.logger.warn(`${recovered} abandoned delivery attempt(s) will be made again`);
       }
       for (const lane of [this.fastLane, this.ordinaryLane]) await this.fill(lane);
@@ -373,7 +380,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     try {
       const now = this.clock.now();
       const timeout = record.fastPath ? MAX_PRICING_TIMEOUT_MS : this.settings.attemptTimeoutMs;
-      const claimed = await this.store.compareAndSet(record, { ...record, status: 'processing', leaseUntil: now + timeout + LEASE_MARGIN_MS, leaseOwner: this.owner, updatedAt: now });
+      const claimed = await this.store.compareAndSet(record, { ...record, status: 'processing', leaseUntil: now + timeout + LEASE_MARGIN_MS, leaseOwner: this.owner.id, updatedAt: now });
       if (!claimed) this.laneOf(record).release(record);
       return claimed;
     } catch (error) {

@@ -123,7 +123,10 @@ export interface DeliveryRecord extends ReadDocument {
   lastAttemptAt: number | null;
   /** while `processing`: when the attempt is considered abandoned (its process died) */
   leaseUntil: number | null;
-  /** while `processing`: the host whose outbox made the attempt (absent on records claimed before 2026-11-26) */
+  /**
+   * while `processing`: the process whose outbox makes the attempt (`<host>/<pid>/<token>`, see
+   * processOwner; the host alone on records claimed 2026-11-26 to 2026-11-27; absent before)
+   */
   leaseOwner?: string | null;
   _rev: number;
 }
