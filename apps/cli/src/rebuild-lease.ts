@@ -16,6 +16,8 @@ export interface RebuildLeaseDocument extends ReadDocument {
   /** this run's, so a later process that happens to get the same pid is not taken for it */
   token: string;
   host: string;
+  /** the PID namespace of its process (processOwner); absent in leases taken before 2026-11-27 */
+  pidNamespace?: string | null;
   pid: number;
   projections: string[];
   startedAt: number;
@@ -86,6 +88,7 @@ export class RebuildLease {
       term: (current?.term ?? 0) + 1,
       token: owner.token,
       host: owner.host,
+      pidNamespace: owner.pidNamespace,
       pid: owner.pid,
       projections,
       startedAt: now,

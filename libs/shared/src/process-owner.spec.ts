@@ -1,29 +1,41 @@
 import { spawnSync } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isDeadLocalOwner, isGoneLocalProcess, processOwner } from './process-owner';
 
 const UUID = '123e4567-e89b-42d3-a456-426614174000';
+const NAMESPACE = /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))![1];
+const here = (pid: number) => `${hostname()}/${NAMESPACE}/${pid}/${UUID}`;
 
 describe('processOwner / isDeadLocalOwner', () => {
   it('given an owner this process uses, then it is alive; once released (or a predecessor with the same pid), it is dead', () => {
     const owner = processOwner();
-    expect(owner.id).toMatch(new RegExp(`^${hostname()}/${process.pid}/[0-9a-f-]{36}$`));
+    expect(owner.id).toMatch(new RegExp(`^${hostname()}/${NAMESPACE}/${process.pid}/[0-9a-f-]{36}$`));
     expect(isDeadLocalOwner(owner.id)).toBe(false);
     owner.release();
     expect(isDeadLocalOwner(owner.id)).toBe(true);
-    expect(isDeadLocalOwner(`${hostname()}/${process.pid}/${UUID}`)).toBe(true);
-    expect(isGoneLocalProcess({ host: owner.host, pid: owner.pid, token: owner.token })).toBe(true);
+    expect(isDeadLocalOwner(here(process.pid))).toBe(true);
+    expect(isGoneLocalProcess(owner)).toBe(true);
   });
 
   it('given the owner of another process of this host, then it is dead only once that process has exited', () => {
     const { pid } = spawnSync(process.execPath, ['-e', '']);
-    expect(isDeadLocalOwner(`${hostname()}/${pid}/${UUID}`)).toBe(true);
-    expect(isDeadLocalOwner(`${hostname()}/${process.ppid}/${UUID}`)).toBe(false);
+    expect(isDeadLocalOwner(here(pid))).toBe(true);
+    expect(isDeadLocalOwner(here(process.ppid))).toBe(false);
   });
 
-  it('given an owner of another host or of another form, then it is never taken for dead', () => {
-    expect(isDeadLocalOwner(`not-${hostname()}/999999/${UUID}`)).toBe(false);
+  it('given an owner of another host, of another PID namespace (a container sharing the host name), or of another form, then it is never taken for dead', () => {
+    const { pid } = spawnSync(process.execPath, ['-e', '']);
+    expect(isDeadLocalOwner(`not-${hostname()}/${NAMESPACE}/${pid}/${UUID}`)).toBe(false);
+    expect(isDeadLocalOwner(`${hostname()}/1${NAMESPACE}/${pid}/${UUID}`)).toBe(false);
+    expect(isDeadLocalOwner(`${hostname()}/-/${pid}/${UUID}`)).toBe(false);
     expect(isDeadLocalOwner(UUID)).toBe(false);
-    expect(isDeadLocalOwner(`${hostname()}/abc/${UUID}`)).toBe(false);
+    expect(isDeadLocalOwner(`${hostname()}/${NAMESPACE}/abc/${UUID}`)).toBe(false);
+  });
+
+  it('given a mark stored without its namespace (a rebuild lease of before), then it is compared by host and pid, as it was', () => {
+    const { pid } = spawnSync(process.execPath, ['-e', '']);
+    expect(isGoneLocalProcess({ host: hostname(), pid, token: UUID })).toBe(true);
+    expect(isGoneLocalProcess({ host: hostname(), pidNamespace: `1${NAMESPACE}`, pid, token: UUID })).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteReadStore } from '@lib/read-store';
 import { processOwner, SystemClock } from '@lib/shared';
@@ -102,8 +102,9 @@ describe('JobRunner on the SQLite read store', () => {
 
   it('given a job left working by a process of this host that is gone, then it is attempted again at once, not when its lease is over', async () => {
     const now = Date.now();
-    const gone = `${hostname()}/${process.pid}/123e4567-e89b-42d3-a456-426614174000`; // a predecessor with this pid (a restarted container)
-    await store.create({ ...newJob('j5', now, [0]), status: 'working', leaseUntil: now + 3_600_000, leaseOwner: gone, payload: 'x' });
+    const gone = processOwner(); // a predecessor with this pid (a restarted container): its owner no longer used
+    gone.release();
+    await store.create({ ...newJob('j5', now, [0]), status: 'working', leaseUntil: now + 3_600_000, leaseOwner: gone.id, payload: 'x' });
     const alive = processOwner();
     await store.create({ ...newJob('j6', now, [0]), status: 'working', leaseUntil: now + 3_600_000, leaseOwner: alive.id, payload: 'x' });
     start([0], async () => ({ kind: 'done', changes: {} }));

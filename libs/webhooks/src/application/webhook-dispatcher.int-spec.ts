@@ -198,9 +198,10 @@ describe('WebhookDispatcher with the embedded stores', () => {
   });
 
   it('given attempts of outboxes of this host, then start-up makes again those whose process is gone, and leaves a running one alone', async () => {
-    const gone = `${hostname()}/${process.pid}/123e4567-e89b-42d3-a456-426614174000`; // a predecessor with this pid (a restarted container)
+    const gone = processOwner(); // a predecessor with this pid (a restarted container): its owner no longer used
+    gone.release();
     const sibling = processOwner(); // another outbox of this host, running
-    await store.createMissing([record('evt_gone', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: gone })]);
+    await store.createMissing([record('evt_gone', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: gone.id })]);
     const [running] = await store.createMissing([record('evt_running', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: sibling.id })]);
     await dispatcher.start();
     await until(async () => (await store.get('evt_gone'))!.status === 'delivered');
