@@ -49,6 +49,7 @@ describe('redactUrl', () => {
     ['/q/AbC123xyz?lang=de', '/q/[redacted]?lang=de'],
     ['/storefront/v1/sessions/ses_1/stream?token=cst_secret&x=1', '/storefront/v1/sessions/ses_1/stream?token=[redacted]&x=1'],
     ['/callback?client_secret=s3&page=2&x-api-key=k9', '/callback?client_secret=[redacted]&page=2&x-api-key=[redacted]'],
+    ['/api/v1/quotes?accessToken=qwerty12345&clientSecret=hunter2&authToken=zzz&country_code=NL', '/api/v1/quotes?accessToken=[redacted]&clientSecret=[redacted]&authToken=[redacted]&country_code=NL'],
   ])('hides the capability token of %s', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
   });
@@ -162,12 +163,18 @@ describe('redactText', () => {
     ['blob https://acct.blob.core.windows.net/c/f?sv=2024&sig=abcdef0123', 'abcdef0123'],
     ['hook https://x.example/h?x-api-key=k3y9', 'k3y9'],
     ['note: see https://admin:Sup3rS3cretPass@crm.example.com/x', 'Sup3rS3cretPass'],
+    ['hook https://crm.example.com/hook?accessToken=AT_live_998877', 'AT_live_998877'],
+    ['hook https://crm.example.com/hook?a=1&clientSecret=hunter2', 'hunter2'],
+    ['db postgres://admin:p@ss@db/x', 'ss@db'],
   ])('hides the one secret of %j', (message, secret) => {
     expect(redactText(message)).not.toContain(secret);
   });
 
   it('keeps the parts of a URL that hold no credential', () => {
     expect(redactText('https://admin:Pw@crm.example.com/x?page=2&zipcode=1234&client_secret=s')).toBe('https://admin:[redacted]@crm.example.com/x?page=2&zipcode=1234&client_secret=[redacted]');
+    expect(redactText('https://x.example/a?postal_code=1011&country_code=NL&promo-code=WINTER&keyboard=de&code=k')).toBe(
+      'https://x.example/a?postal_code=1011&country_code=NL&promo-code=WINTER&keyboard=de&code=[redacted]',
+    );
   });
 
   it('keeps a message without secrets unchanged', () => {

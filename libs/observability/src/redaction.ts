@@ -10,20 +10,28 @@ export const REDACTED = '[redacted]';
 /** Path prefixes whose next segment is a capability token (a bearer secret in the URL). */
 const TOKEN_PATH_PREFIXES = ['/api/v1/configuration-sessions/', '/storefront/v1/quotes/', '/q/'];
 
-/**
- * A query parameter name that says its value is a credential: the name itself (`token`, `key`,
- * `code`, `sig`…) or any name ending in one after `_`, `-` or `.` (`access_token`,
- * `client_secret`, `x-api-key`, `hub.signature`). Until 2026-11-27 only seven whole names were
- * known, and `code=` (an Azure Functions key), `client_secret=`, `password=` and `sig=` (a SAS
- * signature) went out as they were (found by a review of the audit export).
- */
-const CREDENTIAL_NAME = String.raw`(?:[\w.-]*[_.-])?(?:token|secret|password|passwd|pwd|pass|key|apikey|signature|sig|code|auth|credentials?|session)`;
+/** The last words of query parameter names that hold a credential (`client_secret`, `accessToken`, `x-api-key`). */
+const CREDENTIAL_WORDS = new Set(['token', 'secret', 'password', 'passwd', 'pwd', 'pass', 'key', 'apikey', 'signature', 'sig', 'auth', 'credential', 'credentials']);
+
+/** Names that hold a credential only as a whole: `postal_code` and `promo-code` do not, Azure Functions' `code=` does. */
+const CREDENTIAL_NAMES = new Set(['code', 'session']);
 
 /**
- * Query parameters whose values a logged URL never shows: credentials (`?token=` of the session
- * stream), and `email`, the personal data a contact list is filtered by.
+ * Whether a query parameter's name says its value is a credential: its last word — after `_`,
+ * `-`, `.` or a camelCase capital — is one of CREDENTIAL_WORDS (`token`, `client_secret`,
+ * `accessToken`, `x-api-key`, `hub.signature`), or the whole name is one of CREDENTIAL_NAMES.
+ * Until 2026-11-27 only seven whole names were known, and `code=` (an Azure Functions key),
+ * `client_secret=`, `password=` and `sig=` (a SAS signature) went out as they were (found by a
+ * review of the audit export; camelCase names by the review of that fix).
  */
-const UNLOGGED_QUERY_PARAMS = new RegExp(`^(?:${CREDENTIAL_NAME}|email)$`, 'i');
+function isCredentialName(name: string): boolean {
+  const lower = name.toLowerCase();
+  if (CREDENTIAL_NAMES.has(lower)) return true;
+  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[\s_.-]+/);
+  return CREDENTIAL_WORDS.has(words[words.length - 1].toLowerCase());
+}
+
+const unloggedQueryParam = (name: string): boolean => isCredentialName(name) || name.toLowerCase() === 'email';
 
 /** Secrets recognisable by their shape, wherever they appear in a message. */
 const SECRET_SHAPES: RegExp[] = [
@@ -64,7 +72,7 @@ export function redactUrl(url: string): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = eq === -1 ? pair : pair.slice(0, eq);
-      if (eq !== -1 && (UNLOGGED_QUERY_PARAMS.test(safeDecode(name)) || holdsSecretShape(pair.slice(eq + 1)))) return `${name}=${REDACTED}`;
+      if (eq !== -1 && (unloggedQueryParam(safeDecode(name)) || holdsSecretShape(pair.slice(eq + 1)))) return `${name}=${REDACTED}`;
       return holdsSecretShape(pair) ? REDACTED : pair;
     })
     .join('&');
@@ -139,14 +147,16 @@ export function redactText(text: string): string {
     if (!out.includes(prefix)) continue;
     out = out.split(prefix).map((part, i) => (i === 0 ? part : part.replace(/^[^/?#\s"']+/, REDACTED))).join(prefix);
   }
-  return out.replace(CREDENTIAL_QUERY_VALUE, `$1${REDACTED}`).replace(URL_PASSWORD, `$1${REDACTED}@`);
+  return out
+    .replace(QUERY_PAIR, (pair, start: string, name: string) => (isCredentialName(safeDecode(name)) ? `${start}${name}=${REDACTED}` : pair))
+    .replace(URL_PASSWORD, `$1${REDACTED}@`);
 }
 
-/** A credential query value in free text (see CREDENTIAL_NAME). */
-const CREDENTIAL_QUERY_VALUE = new RegExp(`([?&;]${CREDENTIAL_NAME}=)[^&;#\\s"']*`, 'gi');
+/** A query parameter in free text: its name and value (kept unless isCredentialName). */
+const QUERY_PAIR = /([?&;])([^=&;#\s"'?]+)=[^&;#\s"']*/g;
 
 /** The password of a URL's user info (`https://user:password@host`); the user name stays. */
-const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#@]*@/gi;
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#]*@/gi;
 
 function safeDecode(value: string): string {
   try {
