@@ -67,6 +67,15 @@ describe('quote PDF', () => {
     expect(lines.slice(lines.indexOf('Total'), lines.indexOf('Total') + 2)).toEqual(['Total', 'HUF 1,566,333,323.35']);
   });
 
+  it('given figures at the limits of the API, then the table\'s type is made smaller rather than a figure broken', async () => {
+    const item = { description: 'Box', quantity: 999999.123457, unitPrice: 399999.123457, total: 399998772839.964 };
+    const lineItems = [item, { ...item, description: 'Bag' }];
+    const pdf = await renderQuotePdf(content({ currency: 'IQD', lineItems, subtotal: 799997545679.928, taxRate: 21, taxAmount: 167999484592.785, total: 967997030272.713 }), { compress: false });
+    const lines = pdfText(pdf).split('\n');
+    for (const figure of ['999,999.123457', 'IQD 399,999.123457', 'IQD 399,998,772,839.964', 'IQD 799,997,545,679.928', 'IQD 967,997,030,272.713']) expect(lines).toContain(figure);
+    expect(pdf.toString('latin1')).toMatch(/\/F\d+ [6-9](\.\d+)? Tf/);
+  });
+
   it('given a metric organization, then sizes are whole millimetres', async () => {
     expect(pdfText(await renderQuotePdf(content(), { compress: false }))).toContain('1200 × 1400 mm');
   });

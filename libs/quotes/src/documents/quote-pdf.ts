@@ -123,6 +123,8 @@ interface Column {
 }
 
 interface Columns {
+  /** the type size of the table: TABLE_FONT_SIZE, or less where the figures need it */
+  fontSize: number;
   description: Column;
   quantity: Column;
   unitPrice: Column;
@@ -134,29 +136,35 @@ interface Columns {
 /** The narrowest each figure column is, and the description at least once figures need room. */
 const LEAST = { quantity: 45, unitPrice: 80, amount: 85, description: 150, totalLabel: 180 };
 
+/** The table's type size, and the least it is made to fit the widest figures in one line each. */
+const TABLE_FONT_SIZE = 10;
+const LEAST_TABLE_FONT_SIZE = 6;
+
 /**
  * The table's columns for this document: the figure columns as wide as their widest figure (or
  * header), at least LEAST, and the description what is left. An amount of a million with its
  * currency's code (`HUF 2,427,949.62`) wrapped in the fixed 85 pt column, the code above the
- * number (found by a review). Past the description's least width, the figure columns share what
- * is left, and a figure wider than its share wraps.
+ * number (found by a review). When the figures need more than the description leaves them, the
+ * table's type is made smaller (down to 6 pt) rather than a figure broken: narrowed columns broke
+ * `999,999.123457` and a total in the middle (found by the review of that fix). Only past that
+ * does a figure wrap; the API's limits keep every figure within it.
  */
 function tableColumns(doc: PDFKit.PDFDocument, figures: { quantity: string[]; unitPrice: string[]; amount: string[] }): Columns {
-  const widest = (texts: string[], least: number) => {
-    doc.font(BOLD); // the header and the total are bold: the widest form of every figure
-    return Math.max(least, ...texts.map((text) => Math.ceil(doc.widthOfString(text)) + 1));
-  };
-  let widths = [widest(figures.quantity, LEAST.quantity), widest(figures.unitPrice, LEAST.unitPrice), widest(figures.amount, LEAST.amount)];
+  doc.font(BOLD).fontSize(TABLE_FONT_SIZE); // the header and the total are bold: the widest form of every figure
+  const widest = (texts: string[]) => Math.max(...texts.map((text) => doc.widthOfString(text)));
+  const measured = [widest(figures.quantity), widest(figures.unitPrice), widest(figures.amount)];
   const room = WIDTH - LEAST.description - 3 * GAP;
-  const needed = widths.reduce((sum, width) => sum + width, 0);
-  if (needed > room) widths = widths.map((width) => Math.floor((width * room) / needed));
-  const [quantity, unitPrice, amount] = widths;
+  const needed = measured.reduce((sum, width) => sum + width + 1, 0);
+  const fontSize = needed > room ? Math.max(LEAST_TABLE_FONT_SIZE, Math.floor((TABLE_FONT_SIZE * room * 10) / needed) / 10) : TABLE_FONT_SIZE;
+  const scale = fontSize / TABLE_FONT_SIZE;
+  const [quantity, unitPrice, amount] = measured.map((width, i) => Math.max([LEAST.quantity, LEAST.unitPrice, LEAST.amount][i] * scale, Math.ceil(width * scale) + 1));
   doc.font(REGULAR);
   const amountX = WIDTH - amount;
   const unitPriceX = amountX - GAP - unitPrice;
   const quantityX = unitPriceX - GAP - quantity;
   const labelEnd = amountX - GAP;
   return {
+    fontSize,
     description: { x: 0, width: quantityX - GAP },
     quantity: { x: quantityX, width: quantity },
     unitPrice: { x: unitPriceX, width: unitPrice },
@@ -231,7 +239,7 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
   });
   const cell = (text: string, column: Column, y: number, align: 'left' | 'right') => doc.text(text, MARGIN + column.x, y, { width: column.width, align });
 
-  doc.moveDown(1);
+  doc.moveDown(1).fontSize(columns.fontSize);
   let y = doc.y;
   doc.font(BOLD);
   cell(t.description, columns.description, y, 'left');
@@ -260,6 +268,7 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
   doc.x = MARGIN;
   doc.y = y + 8;
   totals(doc, sums, columns);
+  doc.fontSize(TABLE_FONT_SIZE);
 
   doc.moveDown(1).font(REGULAR).text(t.validity(content.validityDays, formatValidUntil(content.validUntil, locale)), MARGIN, doc.y, { width: WIDTH });
   if (content.notes) {
