@@ -423,6 +423,12 @@ describe('contacts API', () => {
       expect((await get(`/api/v1/contacts/${contact.id}`)).body).toEqual(contact);
     });
 
+    it('refuses a body nested too deep for its depth, whatever else is wrong with it', async () => {
+      const deep = `{"name":"a","name":"b","x":${'['.repeat(40)}${']'.repeat(40)}}`;
+      const res = await app.request('POST', '/api/v1/contacts', { token: org.apiKey, headers: { 'content-type': 'application/json' }, payload: deep });
+      expect([res.status, res.body.error.code]).toEqual([400, 'invalid_json']);
+    });
+
     it('answers a negative limit with its range, not with its kind', async () => {
       const res = await get('/api/v1/contacts?limit=-1', lister.apiKey);
       expect(res.status).toBe(422);

@@ -264,6 +264,22 @@ describe('the customer pages in a browser', () => {
     await page.unroute('**/storefront/v1/sessions/*/configuration');
   }, 45_000);
 
+  it('takes the focus to the way on when a submit finds the session expired', async () => {
+    await page.goto(`${baseUrl}/c/${org.slug}`);
+    await page.getByRole('status').filter({ hasText: 'Glass & Frame Ltd' }).waitFor();
+    await page.getByLabel('Name').fill('Ada Lovelace');
+    await page.getByLabel('E-mail').fill('ada@example.com');
+    await page.route('**/storefront/v1/sessions/*/submit', (route) =>
+      route.fulfill({ status: 410, contentType: 'application/json', body: '{"error":{"code":"session_expired","message":"expired"}}' }),
+    );
+    await page.getByRole('button', { name: 'Request a quote' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByText('This configuration has expired.').waitFor();
+    await expect(page.evaluate('document.activeElement?.textContent')).resolves.toBe('Continue with your choices');
+    await page.unroute('**/storefront/v1/sessions/*/submit');
+    expect(pageErrors.splice(0)).toEqual([expect.stringMatching(/^410 POST .+\/submit$/)]);
+  });
+
   it('takes an enquiry on the contact form: field errors in place, then a lead in the API', async () => {
     await page.goto(`${baseUrl}/contact/${org.slug}`);
     await page.getByRole('heading', { name: 'Contact Glass & Frame Ltd' }).waitFor();

@@ -789,7 +789,8 @@ class Configurator {
   /** The choices stay in the draft, so the reload the page offers continues with them in a new session. */
   private expire(): void {
     this.stop();
-    const focused = this.host.contains(document.activeElement);
+    // In the form, or on the page: a pressed submit button is disabled while it sends, which drops its focus.
+    const focused = document.activeElement === null || document.activeElement === document.body || this.host.contains(document.activeElement);
     const resume = el('a', { href: location.pathname + location.search }, t.continue);
     this.host.replaceChildren(el('p', { class: 'error general', role: 'alert' }, t.expired, ' ', resume));
     // A keyboard user was in the form that is gone: the way on, not the top of the page.
@@ -810,7 +811,8 @@ class Configurator {
     } finally {
       this.submitButton.disabled = false;
       this.submitButton.textContent = t.submit;
-      refocus(this.submitButton);
+      // Submitted or expired, the form is gone and the focus is where that put it.
+      if (!this.stopped) refocus(this.submitButton);
     }
   }
 
