@@ -79,6 +79,13 @@ describe('hostile input', () => {
     }
   });
 
+  it('a key of 600,000 characters over 60,000 repeated members (960 KB, anonymous) is one refusal with a cut path, and the process stays up', async () => {
+    const payload = `{"templateId":"x","${'k'.repeat(600_000)}":{${Array.from({ length: 60_000 }, () => '"x":0').join(',')}}}`;
+    const response = await app.request('POST', `/storefront/v1/${org.slug}/sessions`, { payload, headers: { 'content-type': 'application/json' } });
+    expect([response.status, response.body.error.details.fields]).toEqual([422, [{ path: `${'k'.repeat(200)}…`, message: 'this key is given more than once' }]]);
+    expect((await app.request('GET', '/healthz')).status).toBe(200);
+  });
+
   it('script in free text stays inert: stored and returned as plain text', async () => {
     const response = await app.request('PATCH', `/api/v1/contacts/${contactId}`, { token: org.apiKey, body: { name: '<script>alert(1)</script>Eve<img src=x onerror=alert(2)>' } });
     expect(response.status).toBe(200);

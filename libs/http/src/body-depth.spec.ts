@@ -55,3 +55,23 @@ describe('duplicateKeyPaths', () => {
     expect(duplicateKeyPaths('[1,2,"x"]')).toEqual([]);
   });
 });
+
+describe('the refused places a check names', () => {
+  const longKey = 'k'.repeat(600_000);
+
+  it('given a body of a long key over many repeated members, then the duplicate-key check names at most 20, each cut to 200 characters', () => {
+    const text = `{"${longKey}":{${Array.from({ length: 60_000 }, () => '"x":0').join(',')}}}`;
+    const found = duplicateKeyPaths(text);
+    expect(found).toEqual([`${'k'.repeat(200)}…`]);
+  });
+
+  it('given many malformed or forbidden places under a long key, then each check names at most 20, each cut to 200 characters', () => {
+    const body = { [longKey]: Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`x${i}`, '\ud800'])) };
+    const malformed = malformedTextPaths(body);
+    expect(new Set(malformed)).toEqual(new Set([`${'k'.repeat(200)}…`]));
+    const text = `{"${longKey}":[${Array.from({ length: 30_000 }, () => '{"__proto__":1}').join(',')}]}`;
+    const forbidden = forbiddenKeyPaths(text);
+    expect(forbidden.length).toBeLessThanOrEqual(20);
+    for (const path of forbidden) expect(path.length).toBeLessThanOrEqual(201);
+  });
+});

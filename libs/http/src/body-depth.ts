@@ -1,9 +1,46 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hasLoneSurrogate } from '@lib/shared';
+import { firstCharacters, hasLoneSurrogate } from '@lib/shared';
 import { errorBody } from './error-envelope.filter';
 
 /** No body of this API nests deeper than a configuration's components and options; 32 is ample. */
 export const MAX_BODY_DEPTH = 32;
+
+/** How many refused places a check names, and how long a path it writes out (one refusal is enough to refuse the body). */
+const MAX_REPORTED = 20;
+const MAX_REPORTED_PATH = 200;
+
+/**
+ * A member's or item's field path (`lineItems[0].description`), at most MAX_REPORTED_PATH
+ * characters and `…` when cut. A body of a 600,000-character key over 60,000 repeated members made
+ * the duplicate-key check write out 60,000 paths of 600,000 characters: one anonymous request ran
+ * the process out of memory (found by a review). Cut as it is built, no path grows with the key.
+ */
+function childPath(path: string, segment: string | number): string {
+  if (path.endsWith('…')) return path;
+  const joined = typeof segment === 'number' ? `${path}[${segment}]` : path === '' ? firstCharacters(segment, MAX_REPORTED_PATH + 1) : `${path}.${firstCharacters(segment, MAX_REPORTED_PATH + 1)}`;
+  const shown = firstCharacters(joined, MAX_REPORTED_PATH);
+  return shown === joined ? joined : `${shown}…`;
+}
+
+/** The paths a check refuses: the first MAX_REPORTED it finds (one is enough to refuse the body). */
+class RefusedPaths {
+  private readonly paths = new Set<string>();
+  private count = 0;
+
+  get full(): boolean {
+    return this.count >= MAX_REPORTED;
+  }
+
+  add(path: string): void {
+    if (this.full) return;
+    this.count++;
+    this.paths.add(path);
+  }
+
+  sorted(): string[] {
+    return [...this.paths].sort();
+  }
+}
 
 /** The nesting depth of a parsed JSON value, walked without recursion so a hostile body cannot overflow the stack. */
 export function jsonDepth(value: unknown, limit = Number.POSITIVE_INFINITY): number {
@@ -32,13 +69,14 @@ function walkJson(value: unknown, visit: (path: string, key: string | null, chil
     if (current === null || typeof current !== 'object') continue;
     if (Array.isArray(current)) {
       current.forEach((item, i) => {
-        if (visit(`${path}[${i}]`, null, item)) pending.push([item, `${path}[${i}]`]);
+        const itemPath = childPath(path, i);
+        if (visit(itemPath, null, item)) pending.push([item, itemPath]);
       });
       continue;
     }
     for (const [key, child] of Object.entries(current)) {
-      const childPath = path === '' ? key : `${path}.${key}`;
-      if (visit(childPath, key, child)) pending.push([child, childPath]);
+      const memberPath = childPath(path, key);
+      if (visit(memberPath, key, child)) pending.push([child, memberPath]);
     }
   }
 }
@@ -55,14 +93,15 @@ export function forbiddenKeyPaths(text: string): string[] {
   } catch {
     return [];
   }
-  const found: string[] = [];
+  const found = new RefusedPaths();
   walkJson(value, (path, key, child) => {
-    if (key === '__proto__') found.push(path);
-    else if (key === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype')) found.push(`${path}.prototype`);
+    if (found.full) return false;
+    if (key === '__proto__') found.add(path);
+    else if (key === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype')) found.add(childPath(path, 'prototype'));
     else return true;
     return false;
   });
-  return found.sort();
+  return found.sorted();
 }
 
 /**
@@ -74,9 +113,8 @@ export function forbiddenKeyPaths(text: string): string[] {
 export function duplicateKeyPaths(text: string): string[] {
   // per open object: its keys so far and the key whose value is being read (null: a key is next); per open array: its index
   const stack: Array<{ path: string; keys: Set<string> | null; key: string | null; index: number }> = [];
-  const found: string[] = [];
-  const member = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
-  for (let i = 0; i < text.length; i++) {
+  const found = new RefusedPaths();
+  for (let i = 0; i < text.length && !found.full; i++) {
     const c = text[i];
     const top = stack.at(-1);
     if (c === '"') {
@@ -85,13 +123,13 @@ export function duplicateKeyPaths(text: string): string[] {
       if (top?.keys && top.key === null) {
         const raw = text.slice(i + 1, end);
         const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
-        if (top.keys.has(key)) found.push(member(top.path, key));
+        if (top.keys.has(key)) found.add(childPath(top.path, key));
         top.keys.add(key);
         top.key = key;
       }
       i = end;
     } else if (c === '{' || c === '[') {
-      const path = !top ? '' : top.keys ? member(top.path, top.key!) : `${top.path}[${top.index}]`;
+      const path = !top ? '' : childPath(top.path, top.keys ? top.key! : top.index);
       stack.push({ path, keys: c === '{' ? new Set() : null, key: null, index: 0 });
     } else if (c === '}' || c === ']') {
       stack.pop();
@@ -100,7 +138,7 @@ export function duplicateKeyPaths(text: string): string[] {
       else top.index++;
     }
   }
-  return [...new Set(found)].sort();
+  return found.sorted();
 }
 
 /**
@@ -109,12 +147,12 @@ export function duplicateKeyPaths(text: string): string[] {
  * it as UTF-8 (a CRM's JSON decoder, PostgreSQL's jsonb), so no field of any body may hold it.
  */
 export function malformedTextPaths(body: unknown): string[] {
-  const found: string[] = [];
+  const found = new RefusedPaths();
   walkJson(body, (path, key, child) => {
-    if ((key !== null && hasLoneSurrogate(key)) || (typeof child === 'string' && hasLoneSurrogate(child))) found.push(path);
-    return true;
+    if ((key !== null && hasLoneSurrogate(key)) || (typeof child === 'string' && hasLoneSurrogate(child))) found.add(path);
+    return !found.full;
   });
-  return found.sort();
+  return found.sorted();
 }
 
 /**
