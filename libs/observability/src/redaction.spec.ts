@@ -50,6 +50,10 @@ describe('redactUrl', () => {
     ['/storefront/v1/sessions/ses_1/stream?token=cst_secret&x=1', '/storefront/v1/sessions/ses_1/stream?token=[redacted]&x=1'],
     ['/callback?client_secret=s3&page=2&x-api-key=k9', '/callback?client_secret=[redacted]&page=2&x-api-key=[redacted]'],
     ['/api/v1/quotes?accessToken=qwerty12345&clientSecret=hunter2&authToken=zzz&country_code=NL', '/api/v1/quotes?accessToken=[redacted]&clientSecret=[redacted]&authToken=[redacted]&country_code=NL'],
+    [
+      '/x?auth_code=A1&access_code=A2&verification_code=A3&authCode=A4&x-session=A5&accesskey=A6&authtoken=A7&passcode=A8&clientsecret=A9&api_key%5B%5D=B1&auth%5Btoken%5D=B2&apiKeyValue=B3&postal_code=1011&promo-code=W',
+      '/x?auth_code=[redacted]&access_code=[redacted]&verification_code=[redacted]&authCode=[redacted]&x-session=[redacted]&accesskey=[redacted]&authtoken=[redacted]&passcode=[redacted]&clientsecret=[redacted]&api_key%5B%5D=[redacted]&auth%5Btoken%5D=[redacted]&apiKeyValue=[redacted]&postal_code=1011&promo-code=W',
+    ],
   ])('hides the capability token of %s', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
   });

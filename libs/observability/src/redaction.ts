@@ -10,25 +10,24 @@ export const REDACTED = '[redacted]';
 /** Path prefixes whose next segment is a capability token (a bearer secret in the URL). */
 const TOKEN_PATH_PREFIXES = ['/api/v1/configuration-sessions/', '/storefront/v1/quotes/', '/q/'];
 
-/** The last words of query parameter names that hold a credential (`client_secret`, `accessToken`, `x-api-key`). */
-const CREDENTIAL_WORDS = new Set(['token', 'secret', 'password', 'passwd', 'pwd', 'pass', 'key', 'apikey', 'signature', 'sig', 'auth', 'credential', 'credentials']);
+/** Words that make a query parameter a credential wherever they stand in its name (`client_secret`, `accessToken`, `api_key[]`). */
+const CREDENTIAL_PARTS = ['token', 'secret', 'password', 'passwd', 'passcode', 'apikey', 'accesskey', 'privatekey', 'credential', 'signature'];
 
-/** Names that hold a credential only as a whole: `postal_code` and `promo-code` do not, Azure Functions' `code=` does. */
-const CREDENTIAL_NAMES = new Set(['code', 'session']);
+/** Endings that make one (`x-api-key`, `hub.sig`, `x-session`), and the kinds of `code` that are one (`code`, `auth_code`, `otp-code`; not `postal_code`). */
+const CREDENTIAL_ENDINGS = /(key|pwd|pass|sig|auth|session|(^|auth|access|verification|verify|oauth|otp|mfa|activation|reset|confirm|confirmation|security|pairing)code)$/;
 
 /**
- * Whether a query parameter's name says its value is a credential: its last word — after `_`,
- * `-`, `.` or a camelCase capital — is one of CREDENTIAL_WORDS (`token`, `client_secret`,
- * `accessToken`, `x-api-key`, `hub.signature`), or the whole name is one of CREDENTIAL_NAMES.
+ * Whether a query parameter's name says its value is a credential. The name is compared in lower
+ * case without separators or brackets (`client_secret`, `clientSecret`, `api_key[]`,
+ * `auth[token]` alike). Harmless names that end alike (`sortKey`, `nextPageToken`) are hidden too:
+ * a value too many in `[redacted]` costs a log reader little, one too few leaks a credential.
  * Until 2026-11-27 only seven whole names were known, and `code=` (an Azure Functions key),
  * `client_secret=`, `password=` and `sig=` (a SAS signature) went out as they were (found by a
- * review of the audit export; camelCase names by the review of that fix).
+ * review of the audit export; camelCase, bracketed and `*_code` names by the reviews of that fix).
  */
 function isCredentialName(name: string): boolean {
-  const lower = name.toLowerCase();
-  if (CREDENTIAL_NAMES.has(lower)) return true;
-  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[\s_.-]+/);
-  return CREDENTIAL_WORDS.has(words[words.length - 1].toLowerCase());
+  const compact = name.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return CREDENTIAL_PARTS.some((part) => compact.includes(part)) || CREDENTIAL_ENDINGS.test(compact);
 }
 
 const unloggedQueryParam = (name: string): boolean => isCredentialName(name) || name.toLowerCase() === 'email';
