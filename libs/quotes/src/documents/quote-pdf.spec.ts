@@ -76,6 +76,21 @@ describe('quote PDF', () => {
     expect(pdf.toString('latin1')).toMatch(/\/F\d+ [6-9](\.\d+)? Tf/);
   });
 
+  it('given a description taller than a page, then its figures stand beside its first line, and the next line comes after its last', async () => {
+    const lineItems = [
+      { description: 'First', quantity: 1, unitPrice: 1, total: 1 },
+      { description: `Tall\n${'x\n'.repeat(150)}END`, quantity: 7, unitPrice: 3, total: 21 },
+      { description: 'After', quantity: 2, unitPrice: 5, total: 10 },
+    ];
+    const pages = pdfPages(await renderQuotePdf(content({ lineItems, subtotal: 32, taxAmount: 6.72, total: 38.72 }), { compress: false })).map((page) => page.split('\n'));
+    const tall = pages.findIndex((lines) => lines.includes('Tall'));
+    expect(pages[tall]).toEqual(expect.arrayContaining(['7', '€3.00', '€21.00']));
+    const end = pages.findIndex((lines) => lines.includes('END'));
+    expect(end).toBeGreaterThan(tall);
+    expect(pages.slice(tall + 1).flat()).not.toContain('€21.00');
+    expect(pages[end].indexOf('After')).toBeGreaterThan(pages[end].indexOf('END'));
+  });
+
   it('given a metric organization, then sizes are whole millimetres', async () => {
     expect(pdfText(await renderQuotePdf(content(), { compress: false }))).toContain('1200 × 1400 mm');
   });

@@ -249,20 +249,23 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
   doc.font(REGULAR);
   y = doc.y + 4;
   for (const row of rows) {
+    // The figures first, then the description: a description taller than a page goes on over the
+    // next pages, and its figures stay beside its first line (drawn after it, they were drawn on
+    // its last page, beside another part of it; found by a review).
     const cells: Array<[string, Column, 'left' | 'right']> = [
-      [row.description, columns.description, 'left'],
       [row.quantity, columns.quantity, 'right'],
       [row.unitPrice, columns.unitPrice, 'right'],
       [row.amount, columns.amount, 'right'],
+      [row.description, columns.description, 'left'],
     ];
-    // A long description wraps; so does a figure wider than its share of a crowded table.
     const height = Math.max(...cells.map(([text, column]) => doc.heightOfString(text, { width: column.width })));
     if (y + height > doc.page.height - MARGIN) {
       doc.addPage();
       y = MARGIN;
     }
+    const page = doc.page;
     for (const [text, column, align] of cells) cell(text, column, y, align);
-    y += height + 4;
+    y = doc.page === page ? y + height + 4 : doc.y + 4;
   }
 
   doc.x = MARGIN;
