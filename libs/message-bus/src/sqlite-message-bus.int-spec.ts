@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describeMessageBusContract } from '@lib/message-bus/testing/message-bus.contract';
+import { processOwner } from '@lib/shared';
 import { exited, firstLine, runTypeScript, waitFor } from '@lib/shared/testing/processes';
 import { ConsumedMessage } from './message-bus.port';
 import { SqliteMessageBus } from './sqlite-message-bus';
@@ -114,6 +115,28 @@ describe('SqliteMessageBus on a file', () => {
     await waitFor(() => receivedAt > 0);
     await bus.close();
     expect(receivedAt).toBeGreaterThanOrEqual(leaseUntil);
+  });
+
+  it('a consumer that starts takes at once a lease of this host it cannot see (a container restarted in a new PID namespace)', async () => {
+    const setup = new SqliteMessageBus({ file });
+    await setup.publish('webhooks', [{ key: 'w1', value: 'deliver' }]);
+    await setup.close();
+    const mark = processOwner();
+    mark.release();
+    const [host, namespace] = mark.id.split('/');
+    const db = new Database(file);
+    db.prepare('INSERT INTO bus_leases (group_id, owner, expires_at) VALUES (?, ?, ?)').run('outbox', `${host}/1${namespace}/1/123e4567-e89b-42d3-a456-426614174000`, Date.now() + 600_000);
+    db.close();
+
+    const bus = new SqliteMessageBus({ file, leaseMs: 600_000, pollIntervalMs: 20 });
+    const received: string[] = [];
+    try {
+      await bus.consume({ groupId: 'outbox', topics: ['webhooks'], handleBatch: async (batch) => void received.push(...batch.map((m) => m.value)) });
+      await waitFor(() => received.length === 1, 3_000);
+    } finally {
+      await bus.close();
+    }
+    expect(received).toEqual(['deliver']);
   });
 
   it('when a consumer on this host is killed, the next takes its lease at once, not when the lease runs out', async () => {

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
-import { closeSqliteDatabase, isDeadLocalOwner, limitClause, openSqliteDatabase, PreparedStatements, processOwner } from '@lib/shared';
+import { closeSqliteDatabase, isDeadLocalOwner, isPredecessorOwner, limitClause, openSqliteDatabase, PreparedStatements, processOwner } from '@lib/shared';
 import { BusMessage, ConsumedMessage, ConsumeOptions, Consumer, MessageBus } from './message-bus.port';
 import { backoffDelay, Sleeper } from '@lib/shared';
 
@@ -175,10 +175,13 @@ export class SqliteMessageBus extends MessageBus {
     const { id: owner, release: forgetOwner } = processOwner();
     // Until half of the lease we last wrote has run out, no one else can hold it: no need to look.
     let renewAfter = 0;
+    // The first claim may take over a predecessor's lease that this process cannot see gone (isPredecessorOwner).
+    let atStart = true;
     const log: GroupLog = {
       claim: () => {
         if (this.now() < renewAfter) return true;
-        const expiresAt = this.claimLease(groupId, owner);
+        const expiresAt = this.claimLease(groupId, owner, atStart);
+        atStart = false;
         renewAfter = expiresAt === null ? 0 : expiresAt - this.settings.leaseMs / 2;
         return expiresAt !== null;
       },
@@ -300,17 +303,20 @@ export class SqliteMessageBus extends MessageBus {
   /**
    * Takes or renews the group's lease; its new expiry, or null while another live consumer holds
    * it. A lease whose owner was a process of this host that is gone (killed, crashed: a restart
-   * after `kill -9`) is taken at once; until 2026-11-27 the restarted process waited up to the 30 s
-   * lease, and live pricing, webhooks and e-mails with it (found by a review).
+   * after `kill -9`) is taken at once, and so, by the consumer's first claim, is one of this host
+   * that it cannot see (a container restarted in a new PID namespace); until 2026-11-27 the
+   * restarted process waited up to the 30 s lease, and live pricing, webhooks and e-mails with it
+   * (found by a review).
    */
-  private claimLease(groupId: string, owner: string): number | null {
+  private claimLease(groupId: string, owner: string, atStart: boolean): number | null {
     const now = this.now();
     const lease = this.statements.get('SELECT owner, expires_at AS expiresAt FROM bus_leases WHERE group_id = ?').get(groupId) as
       | { owner: string; expiresAt: number }
       | undefined;
     // Renewing is a durable write; do it only once half the lease has run out.
     if (lease?.owner === owner && lease.expiresAt - now > this.settings.leaseMs / 2) return lease.expiresAt;
-    const dead = lease && lease.owner !== owner && lease.expiresAt > now && isDeadLocalOwner(lease.owner) ? lease.owner : null;
+    const gone = (other: string) => isDeadLocalOwner(other) || (atStart && isPredecessorOwner(other));
+    const dead = lease && lease.owner !== owner && lease.expiresAt > now && gone(lease.owner) ? lease.owner : null;
     if (lease && lease.owner !== owner && lease.expiresAt > now && dead === null) return null;
     const expiresAt = now + this.settings.leaseMs;
     const { changes } = this.statements.get(

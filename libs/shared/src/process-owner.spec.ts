@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { isDeadLocalOwner, isGoneLocalProcess, processOwner } from './process-owner';
+import { isDeadLocalOwner, isGoneLocalProcess, isPredecessorOwner, processOwner } from './process-owner';
 
 const UUID = '123e4567-e89b-42d3-a456-426614174000';
 const NAMESPACE = /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))![1];
@@ -37,5 +37,20 @@ describe('processOwner / isDeadLocalOwner', () => {
     const { pid } = spawnSync(process.execPath, ['-e', '']);
     expect(isGoneLocalProcess({ host: hostname(), pid, token: UUID })).toBe(true);
     expect(isGoneLocalProcess({ host: hostname(), pidNamespace: `1${NAMESPACE}`, pid, token: UUID })).toBe(false);
+  });
+});
+
+describe('isPredecessorOwner (what a starting process may take over)', () => {
+  it('takes an owner of this host it cannot see running: gone, of another PID namespace, or the bare host name of before; never a live one it sees, nor another host', () => {
+    const { pid } = spawnSync(process.execPath, ['-e', '']);
+    const live = processOwner();
+    expect(isPredecessorOwner(here(pid))).toBe(true);
+    expect(isPredecessorOwner(`${hostname()}/1${NAMESPACE}/1/${UUID}`)).toBe(true);
+    expect(isPredecessorOwner(hostname())).toBe(true);
+    expect(isPredecessorOwner(live.id)).toBe(false);
+    expect(isPredecessorOwner(here(process.ppid))).toBe(false);
+    expect(isPredecessorOwner(`not-${hostname()}/1${NAMESPACE}/1/${UUID}`)).toBe(false);
+    expect(isPredecessorOwner('another-host')).toBe(false);
+    live.release();
   });
 });

@@ -75,3 +75,19 @@ export function isDeadLocalOwner(owner: string): boolean {
   if (namespace === '-' && HERE.pidNamespace !== null) return false;
   return isGoneLocalProcess({ host, pidNamespace: namespace === '-' ? null : namespace, pid: Number(pid), token });
 }
+
+/**
+ * Whether an owner may be taken over by a process that starts as the one of its kind on its host
+ * (one outbox per deployment): an owner of this host that it cannot see running. That is a gone
+ * process of its own PID namespace, any process of another namespace — a container restarted in a
+ * new one cannot see that its predecessor is gone — and the bare host name webhook deliveries were
+ * claimed with until 2026-11-27. Without this, a restarted container waited out every lease of its
+ * predecessor again (found by a review). While it runs, a process takes only isDeadLocalOwner.
+ */
+export function isPredecessorOwner(owner: string): boolean {
+  const match = OWNER.exec(owner);
+  if (!match) return owner === HERE.host;
+  const [, host, namespace] = match;
+  if (host !== HERE.host) return false;
+  return namespace !== (HERE.pidNamespace ?? '-') || isDeadLocalOwner(owner);
+}

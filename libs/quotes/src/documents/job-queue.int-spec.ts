@@ -113,6 +113,16 @@ describe('JobRunner on the SQLite read store', () => {
     alive.release();
   });
 
+  it('given a job left working by a process of this host in another PID namespace (a restarted container), then the first look after start makes it again', async () => {
+    const now = Date.now();
+    const ownNamespace = processOwner();
+    ownNamespace.release();
+    const [host, namespace] = ownNamespace.id.split('/');
+    await store.create({ ...newJob('j7', now, [0]), status: 'working', leaseUntil: now + 3_600_000, leaseOwner: `${host}/1${namespace}/1/123e4567-e89b-42d3-a456-426614174000`, payload: 'x' });
+    start([0], async () => ({ kind: 'done', changes: {} }));
+    expect(await until(async () => ((await store.get('j7'))?.status === 'done' ? store.get('j7') : null))).toMatchObject({ attempts: 1 });
+  });
+
   it('given the same id twice, then create makes one record', async () => {
     expect(await store.create({ ...newJob('j4', 0, [0]), payload: 'first' })).toBe(true);
     expect(await store.create({ ...newJob('j4', 0, [0]), payload: 'second' })).toBe(false);

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ReadStore, type IndexSpec, type ReadDocument } from '@lib/read-store';
-import { isDeadLocalOwner, processOwner, type Clock } from '@lib/shared';
+import { isDeadLocalOwner, isPredecessorOwner, processOwner, type Clock } from '@lib/shared';
 
 /** `working`: an attempt is under way (a PDF `generating`, a mail `sending`); `done` and `failed` are final. */
 export type JobStatus = 'pending' | 'working' | 'done' | 'failed';
@@ -77,10 +77,14 @@ export class JobStore<R extends JobRecord> {
     return items[0]?.scheduledFor ?? null;
   }
 
-  /** Working records whose attempt is over for good: its lease ran out, or its process on this host is gone. */
-  async findAbandoned(now: number, limit: number): Promise<R[]> {
+  /**
+   * Working records whose attempt is over for good: its lease ran out, or its process on this host
+   * is gone; `atStart`, also those of a process of this host that cannot be seen (isPredecessorOwner).
+   */
+  async findAbandoned(now: number, limit: number, atStart = false): Promise<R[]> {
     const { items } = await this.reads.find<R>(this.collection, { filter: { status: 'working' }, sort: QUEUE_ORDER, limit });
-    return items.filter((record) => (record.leaseUntil !== null && record.leaseUntil < now) || (typeof record.leaseOwner === 'string' && isDeadLocalOwner(record.leaseOwner)));
+    const gone = (owner: string) => isDeadLocalOwner(owner) || (atStart && isPredecessorOwner(owner));
+    return items.filter((record) => (record.leaseUntil !== null && record.leaseUntil < now) || (typeof record.leaseOwner === 'string' && gone(record.leaseOwner)));
   }
 }
 
@@ -162,6 +166,8 @@ export class JobRunner<R extends JobRecord> {
   private readonly leaseMs: number;
   private readonly concurrency: number;
   private readonly owner = processOwner();
+  /** the first look after start may take over a predecessor's attempts (findAbandoned `atStart`) */
+  private lookedOnce = false;
 
   constructor(private readonly options: JobRunnerOptions<R>) {
     this.logger = new Logger(`Jobs:${options.name}`);
@@ -205,7 +211,9 @@ export class JobRunner<R extends JobRecord> {
     let nextLook = clock.now() + this.pollIntervalMs;
     try {
       // this process's own attempts are awaited below, within the look: none is running here now
-      for (const record of await store.findAbandoned(clock.now(), 50)) {
+      const atStart = !this.lookedOnce;
+      this.lookedOnce = true;
+      for (const record of await store.findAbandoned(clock.now(), 50, atStart)) {
         if (await store.compareAndSet(record, { ...record, status: 'pending', leaseUntil: null, leaseOwner: null, scheduledFor: clock.now(), updatedAt: clock.now() })) {
           this.logger.warn(`${record.id}: an interrupted attempt will be made again`);
         }

@@ -197,17 +197,32 @@ describe('WebhookDispatcher with the embedded stores', () => {
     expect(await store.get('evt_mine')).toMatchObject({ leaseOwner: null, attempts: 1 });
   });
 
-  it('given attempts of outboxes of this host, then start-up makes again those whose process is gone, and leaves a running one alone', async () => {
-    const gone = processOwner(); // a predecessor with this pid (a restarted container): its owner no longer used
+  it('given attempts of this host in another PID namespace (a restarted container), then start-up makes them again at once', async () => {
+    const restarted = `${hostname()}/1${String(Date.now()).slice(-9)}/1/123e4567-e89b-42d3-a456-426614174000`;
+    await store.createMissing([record('evt_container', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: restarted })]);
+    await dispatcher.start();
+    await until(async () => (await store.get('evt_container'))!.status === 'delivered');
+  });
+
+  it('given attempts of outboxes of this host while it runs, then its lease check makes again those whose process is gone, and leaves a running one alone', async () => {
+    const clock = new ManualClock(Date.now());
+    const running = dispatcherWith(2, clock);
+    await running.start();
+    const gone = processOwner(); // a process of this host that is gone: its owner no longer used
     gone.release();
     const sibling = processOwner(); // another outbox of this host, running
-    await store.createMissing([record('evt_gone', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: gone.id })]);
-    const [running] = await store.createMissing([record('evt_running', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: sibling.id })]);
-    await dispatcher.start();
-    await until(async () => (await store.get('evt_gone'))!.status === 'delivered');
-    expect(await store.get('evt_running')).toMatchObject({ status: 'processing', _rev: running._rev });
-    expect(sender.sent.map((r) => r.headers['X-Service-Delivery'])).toEqual(['evt_gone']);
-    sibling.release();
+    try {
+      await store.createMissing([record('evt_gone', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: gone.id })]);
+      const [theirs] = await store.createMissing([record('evt_running', { status: 'processing', leaseUntil: Date.now() + 3_600_000, leaseOwner: sibling.id })]);
+      clock.advance(60_000); // the next lease check is due
+      running.wake();
+      await until(async () => (await store.get('evt_gone'))!.status === 'delivered');
+      expect(await store.get('evt_running')).toMatchObject({ status: 'processing', _rev: theirs._rev });
+      expect(sender.sent.map((r) => r.headers['X-Service-Delivery'])).toEqual(['evt_gone']);
+    } finally {
+      sibling.release();
+      await running.stop();
+    }
   });
 
   it("given an attempt another host's outbox is making, then start-up leaves it alone until its lease runs out", async () => {

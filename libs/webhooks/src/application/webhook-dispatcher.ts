@@ -1,7 +1,6 @@
-import { hostname } from 'node:os';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { Metrics } from '@lib/observability';
-import { APP_CONFIG, Clock, isDeadLocalOwner, processOwner, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, Clock, isDeadLocalOwner, isPredecessorOwner, processOwner, type AppConfig } from '@lib/shared';
 import { afterAttempt, MAX_PAYLOAD_BYTES, postponed, type AttemptOutcome, type DeliveryRecord } from '../domain/delivery';
 import { liveSecrets, targetUrl } from '../domain/organization-profile';
 import { PayloadFinalizerRegistry } from '../registries';
@@ -129,11 +128,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private lastLeaseCheck = 0;
   private unsubscribe: (() => void) | null = null;
   /**
-   * Whose attempts a `processing` record holds: this process, named by host, pid and a token of
-   * its own (processOwner). Another process of the same host sees when it is gone (a restart after
-   * `kill -9`) and makes its attempts again at once; one of another host waits for their lease.
-   * Until 2026-11-27 the owner was the host alone, and two outboxes of one host took over each
-   * other's attempts at start.
+   * Whose attempts a `processing` record holds: this process, named by host, PID namespace, pid and
+   * a token of its own (processOwner). At start, the outbox (one per deployment) makes again the
+   * attempts of every process of its host it cannot see running (isPredecessorOwner): a restart
+   * after `kill -9`, in a new container too. While it runs, only those of a process it sees gone,
+   * and lapsed leases: never the attempts of a live outbox it can see (until 2026-11-27 the owner
+   * was the host alone).
    */
   private readonly owner = processOwner();
 
@@ -167,7 +167,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     // outbox may still be making its own (two outboxes overlap in a rolling deploy): only once its
     // lease has run out, as while running; otherwise the receiver gets the attempt twice at once.
     const now = this.clock.now();
-    const recovered = await this.recover((r) => r.leaseOwner == null || r.leaseOwner === hostname() || abandoned(r, now));
+    const recovered = await this.recover((r) => r.leaseOwner == null || isPredecessorOwner(r.leaseOwner) || abandoned(r, now));
     if (recovered) this.logger.warn(`${recovered} delivery attempt(s) interrupted by the last shutdown will be made again`);
     this.running = true;
     this.unsubscribe = this.signal.subscribe((record) => this.onPending(record));
