@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { EventFilter, EventStore, RecordedEvent, Subscription } from '@lib/event-store';
 import type { GuardedUpsert, ReadDocument, ReadStore } from '@lib/read-store';
 import { engineOf } from './active-projections';
-import { checkpointName, collectionName, POSITION_FIELD, type Projection, type ProjectionContext } from './projection';
+import { checkpointName, collectionName, documentPosition, POSITION_FIELD, type Projection, type ProjectionContext } from './projection';
 import { upcast } from './upcasting';
 
 /** How soon the checkpoint follows events a projection skips (one write per burst, not per event). */
@@ -23,7 +23,6 @@ export class ProjectionFailed extends Error {
   }
 }
 
-const positionOf = (document: ReadDocument): number => (document[POSITION_FIELD] as number | undefined) ?? 0;
 
 /** A document a batch wrote, and the position of the event that wrote it (the write's guard). */
 interface WrittenDocument {
@@ -68,10 +67,10 @@ class BatchDocuments {
         }
         const stored = await this.load(collection, id, key);
         // A document that already reflects this event must not be derived from again.
-        if (stored && positionOf(stored) >= event.position) return null;
+        if (stored && documentPosition(stored) >= event.position) return null;
         const written = this.written.get(key);
         // A write from earlier in the batch counts unless the store is ahead of it (a replay).
-        if (written && (!stored || written.position > positionOf(stored))) return written.document as T;
+        if (written && (!stored || written.position > documentPosition(stored))) return written.document as T;
         return stored as T | null;
       },
       put: (collection: string, document: ReadDocument) => {

@@ -55,6 +55,9 @@ export function atGeneration(projection: Projection, generation: number): Projec
   return Object.create(projection, { generation: { value: generation, enumerable: true } }) as Projection;
 }
 
+/** The position of the event that last wrote a stored document (0 for one written without a guard). */
+export const documentPosition = (document: ReadDocument): number => (typeof document[POSITION_FIELD] === 'number' ? document[POSITION_FIELD] : 0);
+
 /** Removes bookkeeping fields before a document leaves the read side. */
 export function withoutBookkeeping<T extends ReadDocument>(document: T): T {
   const { [POSITION_FIELD]: _ignored, ...rest } = document as T & { [POSITION_FIELD]?: number };

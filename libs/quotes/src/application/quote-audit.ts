@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { POSITION_FIELD, upcast, withoutBookkeeping, type ProjectionContext } from '@lib/event-sourcing';
+import { documentPosition, upcast, withoutBookkeeping, type ProjectionContext } from '@lib/event-sourcing';
 import { EventStore, type RecordedEvent } from '@lib/event-store';
 import { ReadStore, type ReadDocument, type SortKey } from '@lib/read-store';
 import { computeTotals, firstCharacters, lineTotal } from '@lib/shared';
@@ -168,8 +168,6 @@ interface Comparison {
   ahead: boolean;
 }
 
-const storedPosition = (stored: ReadDocument) => (typeof stored[POSITION_FIELD] === 'number' ? stored[POSITION_FIELD] : 0);
-
 /**
  * Compares a document at one position: when the store holds it as of another event than the
  * replay, the quote changed after its stream was read, or the projector has not applied the
@@ -179,14 +177,14 @@ const storedPosition = (stored: ReadDocument) => (typeof stored[POSITION_FIELD] 
  */
 function compare(what: string, expected: Replayed, stored: ReadDocument | null, comparison: Comparison): void {
   if (!stored) return unsettled(comparison, false, `${what}: replay has it, the store has nothing`);
-  const at = storedPosition(stored);
+  const at = documentPosition(stored);
   if (at === expected.position) compareFields(what, expected.document, withoutBookkeeping(stored), comparison.mismatches);
   else unsettled(comparison, at > expected.position, `${what}: stored as of the event at position ${at}, the replay's last change of it is at ${expected.position}`);
 }
 
 /** A stored document the replay did not make: unsettled when an event after the stream's last wrote it. */
 function extra(what: string, stored: ReadDocument, head: number, mismatch: string, comparison: Comparison): void {
-  const at = storedPosition(stored);
+  const at = documentPosition(stored);
   if (at > head) unsettled(comparison, true, `${what}: stored from the event at position ${at}, after the stream was read`);
   else comparison.mismatches.push(`${what}: ${mismatch}`);
 }
@@ -281,7 +279,7 @@ async function auditOnce(events: EventStore, reads: ReadStore, quoteId: string):
   const expectedQuote = documents.get(`quotes/${quoteId}`)!;
   const storedQuote = await reads.get<QuoteDocument>(QUOTES, quoteId);
   compare('quote', expectedQuote, storedQuote, comparison);
-  if (aggregate && storedQuote && storedPosition(storedQuote) === expectedQuote.position) compareAggregate(aggregate, storedQuote, comparison.mismatches);
+  if (aggregate && storedQuote && documentPosition(storedQuote) === expectedQuote.position) compareAggregate(aggregate, storedQuote, comparison.mismatches);
 
   const storedVersions = await storedOfQuote<QuoteVersionDocument>(reads, QUOTE_VERSIONS, quoteId, [{ field: 'seq', direction: 'desc' }, { field: 'id', direction: 'desc' }]);
   for (const expected of replayed('quote_versions/')) {
