@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
-import { closeSqliteDatabase, isDeadLocalOwner, isPredecessorOwner, limitClause, openSqliteDatabase, PreparedStatements, processOwner } from '@lib/shared';
+import { closeSqliteDatabase, isTakeableOwner, limitClause, openSqliteDatabase, PreparedStatements, processOwner } from '@lib/shared';
 import { BusMessage, ConsumedMessage, ConsumeOptions, Consumer, MessageBus } from './message-bus.port';
 import { backoffDelay, Sleeper } from '@lib/shared';
 
@@ -175,7 +175,7 @@ export class SqliteMessageBus extends MessageBus {
     const { id: owner, release: forgetOwner } = processOwner();
     // Until half of the lease we last wrote has run out, no one else can hold it: no need to look.
     let renewAfter = 0;
-    // The first claim may take over a predecessor's lease that this process cannot see gone (isPredecessorOwner).
+    // The first claim may take over a predecessor's lease that this process cannot see gone (isTakeableOwner).
     let atStart = true;
     const log: GroupLog = {
       claim: () => {
@@ -315,8 +315,7 @@ export class SqliteMessageBus extends MessageBus {
       | undefined;
     // Renewing is a durable write; do it only once half the lease has run out.
     if (lease?.owner === owner && lease.expiresAt - now > this.settings.leaseMs / 2) return lease.expiresAt;
-    const gone = (other: string) => isDeadLocalOwner(other) || (atStart && isPredecessorOwner(other));
-    const dead = lease && lease.owner !== owner && lease.expiresAt > now && gone(lease.owner) ? lease.owner : null;
+    const dead = lease && lease.owner !== owner && lease.expiresAt > now && isTakeableOwner(lease.owner, atStart) ? lease.owner : null;
     if (lease && lease.owner !== owner && lease.expiresAt > now && dead === null) return null;
     const expiresAt = now + this.settings.leaseMs;
     const { changes } = this.statements.get(

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { isDeadLocalOwner, isGoneLocalProcess, isPredecessorOwner, processOwner } from './process-owner';
+import { isDeadLocalOwner, isGoneLocalProcess, isPredecessorOwner, isTakeableOwner, processOwner } from './process-owner';
 
 const UUID = '123e4567-e89b-42d3-a456-426614174000';
 const NAMESPACE = /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))![1];
@@ -52,5 +52,15 @@ describe('isPredecessorOwner (what a starting process may take over)', () => {
     expect(isPredecessorOwner(`not-${hostname()}/1${NAMESPACE}/1/${UUID}`)).toBe(false);
     expect(isPredecessorOwner('another-host')).toBe(false);
     live.release();
+  });
+});
+
+describe('isTakeableOwner', () => {
+  it('takes a gone process of this host at any time, and one it cannot see only at start', () => {
+    const { pid } = spawnSync(process.execPath, ['-e', '']);
+    const container = `${hostname()}/1${NAMESPACE}/1/${UUID}`;
+    expect([isTakeableOwner(here(pid), false), isTakeableOwner(here(pid), true)]).toEqual([true, true]);
+    expect([isTakeableOwner(container, false), isTakeableOwner(container, true)]).toEqual([false, true]);
+    expect([isTakeableOwner(here(process.ppid), false), isTakeableOwner(here(process.ppid), true)]).toEqual([false, false]);
   });
 });

@@ -91,3 +91,13 @@ export function isPredecessorOwner(owner: string): boolean {
   if (host !== HERE.host) return false;
   return namespace !== (HERE.pidNamespace ?? '-') || isDeadLocalOwner(owner);
 }
+
+/**
+ * Whether a lease held by `owner` may be taken over before it runs out: its process, of this
+ * host, is gone (isDeadLocalOwner); `atStart`, by a process that starts as the one of its kind on
+ * its host, also whenever it cannot see that process running (isPredecessorOwner, which includes
+ * the gone ones).
+ */
+export function isTakeableOwner(owner: string, atStart: boolean): boolean {
+  return atStart ? isPredecessorOwner(owner) : isDeadLocalOwner(owner);
+}

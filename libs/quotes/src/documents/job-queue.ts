@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ReadStore, type IndexSpec, type ReadDocument } from '@lib/read-store';
-import { isDeadLocalOwner, isPredecessorOwner, processOwner, type Clock } from '@lib/shared';
+import { isTakeableOwner, processOwner, type Clock } from '@lib/shared';
 
 /** `working`: an attempt is under way (a PDF `generating`, a mail `sending`); `done` and `failed` are final. */
 export type JobStatus = 'pending' | 'working' | 'done' | 'failed';
@@ -79,12 +79,11 @@ export class JobStore<R extends JobRecord> {
 
   /**
    * Working records whose attempt is over for good: its lease ran out, or its process on this host
-   * is gone; `atStart`, also those of a process of this host that cannot be seen (isPredecessorOwner).
+   * is gone; `atStart`, also those of a process of this host that cannot be seen (isTakeableOwner).
    */
   async findAbandoned(now: number, limit: number, atStart = false): Promise<R[]> {
     const { items } = await this.reads.find<R>(this.collection, { filter: { status: 'working' }, sort: QUEUE_ORDER, limit });
-    const gone = (owner: string) => isDeadLocalOwner(owner) || (atStart && isPredecessorOwner(owner));
-    return items.filter((record) => (record.leaseUntil !== null && record.leaseUntil < now) || (typeof record.leaseOwner === 'string' && gone(record.leaseOwner)));
+    return items.filter((record) => (record.leaseUntil !== null && record.leaseUntil < now) || (typeof record.leaseOwner === 'string' && isTakeableOwner(record.leaseOwner, atStart)));
   }
 }
 

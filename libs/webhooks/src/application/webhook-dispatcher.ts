@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { Metrics } from '@lib/observability';
-import { APP_CONFIG, Clock, isDeadLocalOwner, isPredecessorOwner, processOwner, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, Clock, isTakeableOwner, processOwner, type AppConfig } from '@lib/shared';
 import { afterAttempt, MAX_PAYLOAD_BYTES, postponed, type AttemptOutcome, type DeliveryRecord } from '../domain/delivery';
 import { liveSecrets, targetUrl } from '../domain/organization-profile';
 import { PayloadFinalizerRegistry } from '../registries';
@@ -15,9 +15,14 @@ import { WebhookOrganizations } from './webhook-organizations';
 /** How long past its timeout a `processing` attempt is presumed dead (its process crashed). */
 const LEASE_MARGIN_MS = 30_000;
 
-/** A `processing` record whose attempt is over for good: its lease ran out, or its process, of this host, is gone. */
-const abandoned = (record: DeliveryRecord, now: number): boolean =>
-  (record.leaseUntil !== null && record.leaseUntil < now) || (typeof record.leaseOwner === 'string' && isDeadLocalOwner(record.leaseOwner));
+/**
+ * A `processing` record whose attempt is over for good: its lease ran out, or its process, of this
+ * host, is gone; `atStart`, also one of this host that cannot be seen running, and one claimed
+ * before owners were recorded (isTakeableOwner).
+ */
+const abandoned = (record: DeliveryRecord, now: number, atStart = false): boolean =>
+  (record.leaseUntil !== null && record.leaseUntil < now) ||
+  (record.leaseOwner == null ? atStart : isTakeableOwner(record.leaseOwner, atStart));
 
 /** The longest pricing timeout an organization can set (admin API: pricingTimeoutMs ≤ 60 s). */
 const MAX_PRICING_TIMEOUT_MS = 60_000;
@@ -130,7 +135,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   /**
    * Whose attempts a `processing` record holds: this process, named by host, PID namespace, pid and
    * a token of its own (processOwner). At start, the outbox (one per deployment) makes again the
-   * attempts of every process of its host it cannot see running (isPredecessorOwner): a restart
+   * attempts of every process of its host it cannot see running (isTakeableOwner): a restart
    * after `kill -9`, in a new container too. While it runs, only those of a process it sees gone,
    * and lapsed leases: never the attempts of a live outbox it can see (until 2026-11-27 the owner
    * was the host alone).
@@ -167,7 +172,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     // outbox may still be making its own (two outboxes overlap in a rolling deploy): only once its
     // lease has run out, as while running; otherwise the receiver gets the attempt twice at once.
     const now = this.clock.now();
-    const recovered = await this.recover((r) => r.leaseOwner == null || isPredecessorOwner(r.leaseOwner) || abandoned(r, now));
+    const recovered = await this.recover((r) => abandoned(r, now, true));
     if (recovered) this.logger.warn(`${recovered} delivery attempt(s) interrupted by the last shutdown will be made again`);
     this.running = true;
     this.unsubscribe = this.signal.subscribe((record) => this.onPending(record));
