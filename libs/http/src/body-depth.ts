@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { firstCharacters, hasLoneSurrogate } from '@lib/shared';
+import { firstCharacters, hasLoneSurrogate, shortened } from '@lib/shared';
 import { errorBody } from './error-envelope.filter';
 
 /** No body of this API nests deeper than a configuration's components and options; 32 is ample. */
@@ -16,10 +16,9 @@ const MAX_REPORTED_PATH = 200;
  * the process out of memory (found by a review). Cut as it is built, no path grows with the key.
  */
 function childPath(path: string, segment: string | number): string {
-  if (path.endsWith('…')) return path;
-  const joined = typeof segment === 'number' ? `${path}[${segment}]` : path === '' ? firstCharacters(segment, MAX_REPORTED_PATH + 1) : `${path}.${firstCharacters(segment, MAX_REPORTED_PATH + 1)}`;
-  const shown = firstCharacters(joined, MAX_REPORTED_PATH);
-  return shown === joined ? joined : `${shown}…`;
+  if (typeof segment === 'number') return shortened(`${path}[${segment}]`, MAX_REPORTED_PATH);
+  const key = firstCharacters(segment, MAX_REPORTED_PATH + 1);
+  return shortened(path === '' ? key : `${path}.${key}`, MAX_REPORTED_PATH);
 }
 
 /** The paths a check refuses: the first MAX_REPORTED it finds (one is enough to refuse the body). */
@@ -108,7 +107,8 @@ export function forbiddenKeyPaths(text: string): string[] {
  * Where a JSON text names a key twice in one object (`{"total":1,"total":2}`): JSON.parse keeps
  * the last, and a proxy, a WAF or the client's own log may read the first, so the request would
  * not mean one thing. Field paths as validation gives them; keys compared as parsed (`"a"` and
- * `"\u0061"` are one key). For a text JSON.parse took: one pass, no recursion.
+ * `"\u0061"` are one key). For a text JSON.parse took: one pass, no recursion. None for a text
+ * nested deeper than MAX_BODY_DEPTH, which is refused for that.
  */
 export function duplicateKeyPaths(text: string): string[] {
   // per open object: its keys so far and the key whose value is being read (null: a key is next); per open array: its index
@@ -129,6 +129,8 @@ export function duplicateKeyPaths(text: string): string[] {
       }
       i = end;
     } else if (c === '{' || c === '[') {
+      // A body too deep is refused for its depth before validation (registerBodyShapeChecks).
+      if (stack.length === MAX_BODY_DEPTH) return [];
       const path = !top ? '' : childPath(top.path, top.keys ? top.key! : top.index);
       stack.push({ path, keys: c === '{' ? new Set() : null, key: null, index: 0 });
     } else if (c === '}' || c === ']') {

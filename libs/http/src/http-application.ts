@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationFailed } from '@lib/shared';
 import { adminRefusal, apiKeyRefusal, CredentialResolver } from './auth';
 import { BeforeBodyChecks } from './before-body';
-import { duplicateKeyPaths, forbiddenKeyPaths, jsonDepth, MAX_BODY_DEPTH, registerBodyShapeChecks } from './body-depth';
+import { duplicateKeyPaths, forbiddenKeyPaths, registerBodyShapeChecks } from './body-depth';
 import { ErrorEnvelopeFilter, errorBody, replyWithError } from './error-envelope.filter';
 import { IdempotencyGuard, IdempotencyStore, registerIdempotency } from './idempotency';
 import { EarlyListAnswers, ListResponses, type EarlyListAnswerServices } from './list-responses';
@@ -128,8 +128,6 @@ export function configureHttpApplication(
     const text = body.toString('utf8');
     parseJson(request, text, (error, value) => {
       if (error === null) {
-        // A body too deep is refused for that, before validation (registerBodyShapeChecks); the scan's paths grow with the depth.
-        if (jsonDepth(value, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) return done(null, value);
         const repeated = duplicateKeyPaths(text);
         return repeated.length === 0 ? done(null, value) : done(new ValidationFailed(repeated.map((path) => ({ path, message: 'this key is given more than once' }))), undefined);
       }

@@ -10,6 +10,12 @@ export function firstCharacters(text: string, count: number): string {
   return text.slice(0, end);
 }
 
+/** The text, or its first `count` characters and `…` when it is longer. */
+export function shortened(text: string, count: number): string {
+  const shown = firstCharacters(text, count);
+  return shown === text ? text : `${shown}…`;
+}
+
 /** Whether a text holds half of a surrogate pair without the other half (not well-formed Unicode). */
 export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
 

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { documentPosition, upcast, withoutBookkeeping, type ProjectionContext } from '@lib/event-sourcing';
 import { EventStore, type RecordedEvent } from '@lib/event-store';
 import { ReadStore, type ReadDocument, type SortKey } from '@lib/read-store';
-import { computeTotals, firstCharacters, lineTotal } from '@lib/shared';
+import { computeTotals, lineTotal, shortened } from '@lib/shared';
 import { quoteDecider, type Quote } from '../domain/quote.decider';
 import { quoteStream, type QuoteEvent, type QuoteLineItem, type QuoteTerms, type QuoteTotals } from '../domain/quote.events';
 import {
@@ -125,9 +125,7 @@ function memoryContext(documents: Map<string, Replayed>, at: { position: number 
  */
 function describe(value: unknown): string {
   if (value === undefined) return '(missing)';
-  const text = JSON.stringify(value);
-  const shown = firstCharacters(text, 200);
-  return shown === text ? text : `${shown}…`;
+  return shortened(JSON.stringify(value), 200);
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
