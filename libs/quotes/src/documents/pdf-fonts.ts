@@ -45,8 +45,9 @@ export function registerFonts(doc: PDFKit.PDFDocument): void {
   for (const [name, font] of Object.entries(fonts())) doc.registerFont(name, font as unknown as Buffer);
 }
 
-/** Whether both fonts have a glyph for the character (one code point). */
+/** Whether both fonts have a glyph for the character (one code point). Asked for every character a PDF draws. */
 export function hasGlyph(char: string): boolean {
   const codePoint = char.codePointAt(0)!;
-  return Object.values(fonts()).every((font) => font.hasGlyphForCodePoint(codePoint));
+  const { [REGULAR]: regular, [BOLD]: bold } = fonts();
+  return regular.hasGlyphForCodePoint(codePoint) && bold.hasGlyphForCodePoint(codePoint);
 }

@@ -149,15 +149,16 @@ const LEAST_TABLE_FONT_SIZE = 6;
  * `999,999.123457` and a total in the middle (found by the review of that fix). Only past that
  * does a figure wrap; the API's limits keep every figure within it.
  */
-function tableColumns(doc: PDFKit.PDFDocument, figures: { quantity: string[]; unitPrice: string[]; amount: string[] }): Columns {
+const FIGURE_COLUMNS = ['quantity', 'unitPrice', 'amount'] as const;
+
+function tableColumns(doc: PDFKit.PDFDocument, figures: Record<(typeof FIGURE_COLUMNS)[number], string[]>): Columns {
   doc.font(BOLD).fontSize(TABLE_FONT_SIZE); // the header and the total are bold: the widest form of every figure
-  const widest = (texts: string[]) => Math.max(...texts.map((text) => doc.widthOfString(text)));
-  const measured = [widest(figures.quantity), widest(figures.unitPrice), widest(figures.amount)];
+  const measured = FIGURE_COLUMNS.map((name) => Math.max(...figures[name].map((text) => doc.widthOfString(text))));
   const room = WIDTH - LEAST.description - 3 * GAP;
   const needed = measured.reduce((sum, width) => sum + width + 1, 0);
   const fontSize = needed > room ? Math.max(LEAST_TABLE_FONT_SIZE, Math.floor((TABLE_FONT_SIZE * room * 10) / needed) / 10) : TABLE_FONT_SIZE;
   const scale = fontSize / TABLE_FONT_SIZE;
-  const [quantity, unitPrice, amount] = measured.map((width, i) => Math.max([LEAST.quantity, LEAST.unitPrice, LEAST.amount][i] * scale, Math.ceil(width * scale) + 1));
+  const [quantity, unitPrice, amount] = FIGURE_COLUMNS.map((name, i) => Math.max(LEAST[name] * scale, Math.ceil(measured[i] * scale) + 1));
   doc.font(REGULAR);
   const amountX = WIDTH - amount;
   const unitPriceX = amountX - GAP - unitPrice;
