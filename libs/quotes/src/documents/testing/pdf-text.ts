@@ -1,12 +1,12 @@
 import { inflateSync } from 'node:zlib';
 
-/** Windows-1252 at 0x80–0x9F (Node's TextDecoder treats the label as Latin-1 there). */
-const CP1252_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
-
-const decodeWinAnsi = (bytes: Buffer) => [...bytes].map((b) => (b >= 0x80 && b <= 0x9f ? CP1252_HIGH[b - 0x80] : String.fromCharCode(b))).join('');
-
-/** How a font's string bytes become text: an embedded font's ToUnicode map, else Windows-1252. */
+/** How a font's string bytes become text: its ToUnicode map (the PDF embeds every font it uses). */
 type Decoder = (bytes: Buffer) => string;
+
+/** Text drawn with no font, or one without a ToUnicode map: the PDF is not what the quote PDF writes. */
+const undecodable = (font: string): Decoder => () => {
+  throw new Error(`text drawn with ${font}, which has no ToUnicode map`);
+};
 
 const STREAM = /<<([^]*?)>>\s*stream\r?\n/g;
 
@@ -62,7 +62,7 @@ function fontDecoders(pdf: Buffer): Map<string, Decoder> {
   for (const [, name, id] of source.matchAll(/\/(F\d+) (\d+) 0 R/g)) {
     const cmap = /\/ToUnicode (\d+) 0 R/.exec(objects.get(id) ?? '');
     const content = cmap && objectStream(pdf, source, cmap[1]);
-    decoders.set(name, content ? toUnicode(content) : decodeWinAnsi);
+    decoders.set(name, content ? toUnicode(content) : undecodable(name));
   }
   return decoders;
 }
@@ -80,9 +80,9 @@ function streams(pdf: Buffer): string[] {
 /** Each `TJ` array of a content stream as one line, its hex strings decoded by the font `Tf` last selected. */
 function textLines(content: string, fonts: Map<string, Decoder>): string[] {
   const lines: string[] = [];
-  let decode: Decoder = decodeWinAnsi;
+  let decode: Decoder = undecodable('no font');
   for (const match of content.matchAll(/\/(F\d+) [\d.]+ Tf|\[((?:\s*(?:<[0-9a-fA-F]*>|-?[\d.]+))*)\s*\]\s*TJ/g)) {
-    if (match[1] !== undefined) decode = fonts.get(match[1]) ?? decodeWinAnsi;
+    if (match[1] !== undefined) decode = fonts.get(match[1]) ?? undecodable(match[1]);
     else lines.push(decode(Buffer.from([...match[2].matchAll(/<([0-9a-fA-F]*)>/g)].map((m) => m[1]).join(''), 'hex')));
   }
   return lines;
@@ -90,7 +90,7 @@ function textLines(content: string, fonts: Map<string, Decoder>): string[] {
 
 /**
  * The text drawn in a PDF written by pdfkit: each `TJ` array becomes one line, decoded through
- * its embedded font's ToUnicode map (or as Windows-1252 for a standard font). Compressed or not.
+ * its embedded font's ToUnicode map. Compressed or not.
  */
 export function pdfText(pdf: Buffer): string {
   const fonts = fontDecoders(pdf);
