@@ -56,7 +56,7 @@ export function atGeneration(projection: Projection, generation: number): Projec
 }
 
 /** The position of the event that last wrote a stored document (0 for one written without a guard). */
-export const documentPosition = (document: ReadDocument): number => (typeof document[POSITION_FIELD] === 'number' ? document[POSITION_FIELD] : 0);
+export const documentPosition = (document: ReadDocument): number => (document[POSITION_FIELD] as number | undefined) ?? 0;
 
 /** Removes bookkeeping fields before a document leaves the read side. */
 export function withoutBookkeeping<T extends ReadDocument>(document: T): T {
