@@ -254,7 +254,8 @@ describe('WebhookDispatcher with the embedded stores', () => {
     // One attempt in the budget: a postponement that counted would fail the delivery.
     await created(pricingRecord('evt_not_ready', { maxAttempts: 1 }));
     await dispatcher.start();
-    await until(async () => refusals === 1);
+    // The refusal is counted before the postponement is written back: wait for both.
+    await until(async () => refusals === 1 && (await store.get('evt_not_ready'))!.status === 'pending');
     expect(await store.get('evt_not_ready')).toMatchObject({ status: 'pending', attempts: 0, lastError: null, lastAttemptAt: null });
     expect(sender.sent).toHaveLength(0);
     await until(async () => (await store.get('evt_not_ready'))!.status === 'delivered');
