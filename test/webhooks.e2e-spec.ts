@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { applyEvent, collectionName, matches } from '@lib/event-sourcing';
 import { EventStore, type RecordedEvent } from '@lib/event-store';
 import { leadStream } from '@lib/leads';
+import { IdempotencyStore } from '@lib/http';
 import { ReadStore, SqliteReadStore } from '@lib/read-store';
 import { ProjectionRegistry } from '@lib/runtime';
 import {
@@ -430,6 +431,23 @@ describe('webhooks: outbox deliveries over HTTP to a real receiver', () => {
       const failed = await deliveryOf(org, 'lead.created', leadId, (r) => r.status === 'failed');
       expect((await app.request('POST', `/api/v1/events/${failed.id}/redeliver`, { token: org.apiKey })).status).toBe(200);
       expect(await deliveryById(org, failed.id, (r) => r.status === 'delivered')).toMatchObject({ attempts: 1, lastError: 'HTTP 410' });
+    });
+
+    it('given a keyed redelivery whose answer was lost (a crash before it was stored), then its retry answers 200 as the first did and makes no second redelivery; another key makes one', async () => {
+      const org = await hookOrg();
+      const leadId = await newLead(org);
+      const first = await deliveryOf(org, 'lead.created', leadId, (r) => r.status === 'delivered');
+      const redeliver = (key: string) => app.request('POST', `/api/v1/events/${first.id}/redeliver`, { token: org.apiKey, headers: { 'idempotency-key': key } });
+      jest.spyOn(app.get(IdempotencyStore), 'put').mockRejectedValueOnce(new Error('the process died'));
+      expect((await redeliver('lost-redeliver')).status).toBe(200);
+      await deliveryById(org, first.id, (r) => r.status === 'delivered' && r.generation === 2);
+      const retried = await redeliver('lost-redeliver');
+      expect([retried.status, retried.body, retried.headers['idempotent-replayed']]).toEqual([200, { redelivered: true }, undefined]);
+      expect((await deliveryById(org, first.id, () => true)).generation).toBe(2);
+      expect((await redeliver('another-redeliver')).status).toBe(200);
+      await deliveryById(org, first.id, (r) => r.status === 'delivered' && r.generation === 3);
+      const requests = await receiver.waitFor(forEntity(org, 'lead', leadId), 3);
+      expect(requests.map((r) => r.headers['x-service-delivery-generation'])).toEqual(['1', '2', '3']);
     });
 
     it('given a delivery pending or being attempted, then 409 already_in_flight', async () => {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { decodeCursor, encodeCursor, type Page } from '@lib/http';
 import type { Filter } from '@lib/read-store';
-import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
+import { APP_CONFIG, Clock, REQUEST_RETRY_WINDOW_MS, type AppConfig } from '@lib/shared';
 import { isInFlight, redelivered, toPublicDelivery, type DeliveryRecord, type DeliveryStatus, type PublicDeliveryRecord, type WebhookEnvelope } from '../domain/delivery';
 import { AlreadyInFlight, DeliveryNotFound } from '../domain/delivery.errors';
 import { PayloadFinalizerRegistry } from '../registries';
@@ -54,15 +54,20 @@ export class WebhookDeliveries {
 
   /**
    * Back into the normal pipeline: fresh budget, next generation (a pricing event gets a new
-   * token), same id. 409 `already_in_flight` while pending or processing.
+   * token), same id. 409 `already_in_flight` while pending or processing. `request`: the keyed
+   * request's id (idempotentId); its retry after a lost answer finds its redelivery made and
+   * answers as the first attempt did, without a second one.
    */
-  async redeliver(organizationId: string, deliveryId: string): Promise<void> {
+  async redeliver(organizationId: string, deliveryId: string, request?: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const record = await this.owned(organizationId, deliveryId);
+      const now = this.clock.now();
+      const made = record.redeliveredBy;
+      if (request !== undefined && made?.request === request && now - made.at < REQUEST_RETRY_WINDOW_MS) return;
       if (isInFlight(record)) throw new AlreadyInFlight();
       const schedule = record.fastPath ? this.config.pricingRetryScheduleMs : this.config.webhookRetryScheduleMs;
       // A record stored before a field was redacted loses it with this write.
-      const next = redelivered({ ...record, payload: this.finalizers.redact(record.type, record.payload) }, this.clock.now(), schedule);
+      const next = redelivered({ ...record, payload: this.finalizers.redact(record.type, record.payload) }, now, schedule, request);
       const stored = await this.store.compareAndSet(record, next);
       if (stored) {
         this.signal.pending(stored);

@@ -88,12 +88,12 @@ describe('delivery records', () => {
 
   describe('redelivered', () => {
     it('given a failed record, then pending with a fresh budget, the next generation and the same id', () => {
-      const next = redelivered(record({ status: 'failed', attempts: 4, generation: 1, lastError: 'HTTP 500' }), 100_000, SCHEDULE, () => 0.5);
+      const next = redelivered(record({ status: 'failed', attempts: 4, generation: 1, lastError: 'HTTP 500' }), 100_000, SCHEDULE, undefined, () => 0.5);
       expect(next).toMatchObject({ id: 'evt_1', status: 'pending', attempts: 0, maxAttempts: 4, generation: 2, scheduledFor: 100_000 });
     });
 
     it('given a schedule whose first delay is not zero, then the redelivery is not due before that delay', () => {
-      const next = redelivered(record({ status: 'failed' }), 100_000, [5_000, 60_000], () => 0);
+      const next = redelivered(record({ status: 'failed' }), 100_000, [5_000, 60_000], undefined, () => 0);
       expect(next.scheduledFor).toBe(105_000);
     });
 

@@ -128,6 +128,11 @@ export interface DeliveryRecord extends ReadDocument {
    * processOwner; the host alone on records claimed 2026-11-26 to 2026-11-27; absent before)
    */
   leaseOwner?: string | null;
+  /**
+   * The keyed request (idempotentId) that made the latest redelivery, and when: its retry after a
+   * lost answer is answered as the first was instead of redelivering again. Absent without a key.
+   */
+  redeliveredBy?: { request: string; at: number } | null;
   _rev: number;
 }
 
@@ -185,9 +190,10 @@ export function isInFlight(record: Pick<DeliveryRecord, 'status'>): boolean {
  * POST /events/{id}/redeliver: back into the normal pipeline with a fresh budget and the next
  * generation (the id, and with it X-Service-Delivery, stays the same).
  */
-export function redelivered(record: DeliveryRecord, now: number, schedule: readonly number[], random: () => number = Math.random): DeliveryRecord {
+export function redelivered(record: DeliveryRecord, now: number, schedule: readonly number[], request?: string, random: () => number = Math.random): DeliveryRecord {
   return {
     ...record,
+    redeliveredBy: request === undefined ? null : { request, at: now },
     status: 'pending',
     attempts: 0,
     maxAttempts: Math.max(1, schedule.length),

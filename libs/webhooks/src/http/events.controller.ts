@@ -1,6 +1,7 @@
-import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, ApiKeyGuard, CurrentCaller, NoBody, pageLimit, type ApiCaller, type Page } from '@lib/http';
+import type { FastifyRequest } from 'fastify';
+import { ApiErrors, ApiKeyGuard, CurrentCaller, idempotentId, NoBody, pageLimit, type ApiCaller, type Page } from '@lib/http';
 import type { PublicDeliveryRecord } from '../domain/delivery';
 import { WebhookDeliveries, type DeliveryWithPayload } from '../application/webhook-deliveries';
 import { DeliveryPageResponse, DeliveryRecordDetailResponse, ListEventsQuery, RedeliveredResponse } from './events.dto';
@@ -52,12 +53,13 @@ export class EventsController {
       '(X-Service-Delivery-Generation, and signed in `webhook-id` as `<id>_g<n>`). ' +
       'A redelivered `pricing.calculated` carries a new capability URL in `data.callback.url` (with `data.callback.generation`) and the previous one stops working (401): ' +
       'receivers deduplicate on `webhook-id`, or on X-Service-Delivery with `data.callback.generation`, ' +
-      'so they keep the redelivery and drop only retries of a generation they already have. 409 `already_in_flight` while the delivery is pending or processing.',
+      'so they keep the redelivery and drop only retries of a generation they already have. 409 `already_in_flight` while the delivery is pending or processing. ' +
+      'A retry with the same `Idempotency-Key` whose first answer was lost (within 24 h) is answered 200 and makes no second redelivery.',
   })
   @ApiOkResponse({ type: RedeliveredResponse })
   @ApiErrors('unauthorized', 'forbidden_plan', 'read_only_key', 'not_found', 'already_in_flight')
-  async redeliver(@CurrentCaller() caller: ApiCaller, @Param('id') id: string, @NoBody() _body: undefined): Promise<RedeliveredResponse> {
-    await this.deliveries.redeliver(caller.organizationId, id);
+  async redeliver(@CurrentCaller() caller: ApiCaller, @Param('id') id: string, @NoBody() _body: undefined, @Req() request: FastifyRequest): Promise<RedeliveredResponse> {
+    await this.deliveries.redeliver(caller.organizationId, id, idempotentId(request, 'redeliver'));
     return { redelivered: true };
   }
 }
