@@ -352,6 +352,54 @@ describe('Idempotency-Key: authorization and retries', () => {
   });
 });
 
+describe('Idempotency-Key: a secret-showing POST whose answer was lost', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+  });
+  afterAll(() => app.close());
+
+  /** The first attempt's write is made and its answer never stored under the key (a crash in between); the retry follows. */
+  const lostThenRetried = async (send: () => Promise<TestResponse>) => {
+    jest.spyOn(app.get(IdempotencyStore), 'put').mockRejectedValueOnce(new Error('the process died'));
+    return [await send(), await send()];
+  };
+
+  it.each([
+    ['an API key', 'api-keys', { name: 'ERP' }, 'key'],
+    ['a signing secret', 'signing-secret', undefined, 'secret'],
+  ])('makes no second one of %s: the retry gets the first answer without its secret, as a replay would', async (_, path, body, field) => {
+    const { organizationId } = await app.createOrganization();
+    const [first, retried] = await lostThenRetried(() =>
+      app.request('POST', `/admin/v1/organizations/${organizationId}/${path}`, { token: ADMIN_TOKEN, body, headers: { 'idempotency-key': `lost-${path}` } }),
+    );
+    expect([first.status, retried.status, retried.headers['idempotent-replayed']]).toEqual([201, 201, undefined]);
+    expect(typeof first.body[field]).toBe('string');
+    const { [field]: _shown, ...rest } = first.body;
+    expect(retried.body).toEqual(rest);
+    const stream = await app.get(EventStore).readStream(`organization-${organizationId}`);
+    const made = stream.filter((event) => event.type === (path === 'api-keys' ? 'organization.v1.apiKeyCreated' : 'organization.v2.signingSecretRotated'));
+    expect(made).toHaveLength(path === 'api-keys' ? 3 : 1); // test-app makes two keys of its own
+    // Another key makes another.
+    const next = await app.request('POST', `/admin/v1/organizations/${organizationId}/${path}`, { token: ADMIN_TOKEN, body, headers: { 'idempotency-key': `next-${path}` } });
+    expect([next.status, typeof next.body[field]]).toEqual([201, 'string']);
+    expect(next.body[field]).not.toBe(first.body[field]);
+  });
+
+  it('creates no second organization: the retry gets the organization without the secret its creation minted, not a taken slug', async () => {
+    const body = { name: 'Lost BV', slug: 'lost-answer-bv', settings: { externalPricingEnabled: true } };
+    const [first, retried] = await lostThenRetried(() => app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body, headers: { 'idempotency-key': 'lost-org' } }));
+    expect([first.status, retried.status]).toEqual([201, 201]);
+    expect(first.body.settings.signingSecret).toMatch(/^whsec_/);
+    const { signingSecret: _shown, ...settings } = first.body.settings;
+    expect(retried.body).toEqual({ ...first.body, settings });
+    // Another key with the same slug is told it is taken.
+    const other = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body, headers: { 'idempotency-key': 'other-org' } });
+    expect([other.status, other.body.error.details.fields]).toEqual([422, [{ path: 'slug', message: 'slug "lost-answer-bv" is already in use' }]]);
+  });
+});
+
 /**
  * The stored answers outlive the gateway (decisions §3: 24 h): a client that retries after a
  * restart, with the same key and body, gets the first answer, not a second quote that would also

@@ -2,6 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { EventStore } from '@lib/event-store';
+import { IdempotencyStore } from '@lib/http';
+import { submissionStream } from '@lib/submissions/domain/submission.events';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
 import { BODIES_REFUSED } from './support/refused-bodies';
@@ -549,6 +552,22 @@ describe('live pricing', () => {
       // The answer is also the latest external write for the session's final hash (api-v1 `adjustments`).
       const read = await app.request('GET', capability(autofill).read);
       expect(read.body.adjustments).toMatchObject({ configHash: session.configHash, subtotal: 35 });
+    });
+
+    it('auto-fill under an Idempotency-Key whose answer was lost (a crash before it was stored): the retry answers 202 and asks the partner nothing more', async () => {
+      const { sessionId, customerToken } = await configuredSession(app, live);
+      const { submissionId } = (await submit(sessionId, customerToken)).body;
+      const autofill = (key: string) =>
+        app.request('POST', `/admin/v1/organizations/${live.organizationId}/submissions/${submissionId}/autofill`, { token: ADMIN_TOKEN, headers: { 'idempotency-key': key } });
+      jest.spyOn(app.get(IdempotencyStore), 'put').mockRejectedValueOnce(new Error('the process died'));
+      expect((await autofill('lost-autofill')).status).toBe(202);
+      const retried = await autofill('lost-autofill');
+      expect([retried.status, retried.body, retried.headers['idempotent-replayed']]).toEqual([202, { requested: true }, undefined]);
+      const asked = async () => (await app.get(EventStore).readStream(submissionStream(submissionId))).filter((event) => event.type === 'submission.v1.autofillRequested');
+      expect(await asked()).toHaveLength(1);
+      // Another key asks again.
+      expect((await autofill('another-autofill')).status).toBe(202);
+      expect(await asked()).toHaveLength(2);
     });
 
     it('auto-fill: 404 for an unknown or foreign submission, 403 forbidden_plan while live pricing is off', async () => {

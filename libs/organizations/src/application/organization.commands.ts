@@ -1,7 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
 import { randomBytes } from 'node:crypto';
-import { Clock, IdGenerator, WriteStoredNotYetVisible } from '@lib/shared';
+import { Clock, IdGenerator, idOfRequest, WriteStoredNotYetVisible } from '@lib/shared';
 import { organizationDecider } from '../domain/organization.decider';
 import { SlugTaken } from '../domain/organization.errors';
 import { organizationStream, slugStream, type OrganizationProfile, type OrganizationSlugClaimed, type OrganizationSettings, type OrganizationSettingsPatch } from '../domain/organization.events';
@@ -26,14 +26,22 @@ export function newSigningSecret(): string {
 }
 
 export class CreateOrganization {
-  constructor(readonly profile: OrganizationProfile, readonly settings?: OrganizationSettingsPatch) {}
+  constructor(
+    readonly profile: OrganizationProfile,
+    readonly settings?: OrganizationSettingsPatch,
+    /** the id the organization takes (a keyed request's, the same on its retries: see idempotentId); a new one when absent */
+    readonly requestedId?: string,
+  ) {}
 }
 
 export interface CreatedOrganization {
   organizationId: string;
   /** the signing secret the creation minted (`whsec_…`, settings with a webhook URL or live pricing), to be shown this once; null when it minted none */
   mintedSigningSecret: string | null;
-  /** the organization as created, for an answer that must not wait for the read side (it shows a minted secret) */
+  /**
+   * the organization as created, for an answer that must not wait for the read side (it shows a
+   * minted secret); for the retry of a keyed request whose first answer was lost, as it now is
+   */
   created: OrganizationView;
 }
 
@@ -49,15 +57,19 @@ export interface CreatedOrganization {
 export class CreateOrganizationHandler implements ICommandHandler<CreateOrganization, CreatedOrganization> {
   constructor(
     private readonly events: EventStore,
+    private readonly repository: AggregateRepository,
     private readonly readYourWrites: ReadYourWrites,
     private readonly ids: IdGenerator,
     private readonly clock: Clock,
     private readonly seal: SigningSecretSeal,
   ) {}
 
-  async execute({ profile, settings: patch }: CreateOrganization): Promise<CreatedOrganization> {
+  async execute({ profile, settings: patch, requestedId }: CreateOrganization): Promise<CreatedOrganization> {
     const at = this.clock.now();
-    const organizationId = await this.claimSlug(profile.slug, this.ids.next('org'), at);
+    const madeAt = async (id: string) => (await this.repository.load(organizationDecider, organizationStream(id))).state.createdAt;
+    const wanted = await idOfRequest(requestedId, madeAt, at, () => this.ids.next('org'));
+    const { organizationId, made } = await this.claimSlug(profile.slug, wanted, at);
+    if (made) return this.madeBefore(organizationId);
     const settings: OrganizationSettings = { ...DEFAULT_SETTINGS, ...patch, quoteDefaults: { ...DEFAULT_SETTINGS.quoteDefaults, ...patch?.quoteDefaults } };
     // Minted on every creation in case the settings need a secret; only the events keep it, sealed.
     const secretId = this.ids.next('whs');
@@ -88,19 +100,38 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
     };
   }
 
-  /** The id to create the organization under: a new claim's, or that of a claim whose organization was never created. */
-  private async claimSlug(slug: string, organizationId: string, at: number): Promise<string> {
+  /**
+   * The retry of a keyed request whose first answer was lost: the organization that request
+   * created, as it now is, without a secret the creation minted (shown in the first answer only;
+   * a replay under the key leaves it out too).
+   */
+  private async madeBefore(organizationId: string): Promise<CreatedOrganization> {
+    const { state, position } = await this.repository.load(organizationDecider, organizationStream(organizationId));
+    await this.readYourWrites.waitFor(position).catch((error: unknown) => {
+      throw error instanceof WriteStoredNotYetVisible ? new WriteStoredNotYetVisible({ organizationId }) : error;
+    });
+    const { profile, settings, hasSigningSecret, createdAt } = state as typeof state & { profile: OrganizationProfile; settings: OrganizationSettings; createdAt: number };
+    return { organizationId, mintedSigningSecret: null, created: { id: organizationId, ...profile, settings, apiKeys: [], hasSigningSecret, createdAt, updatedAt: createdAt } };
+  }
+
+  /**
+   * The id to create the organization under: a new claim's, or that of a claim whose organization
+   * was never created. `made` when the slug's organization exists and is the one `organizationId`
+   * names (a keyed request's, made by an earlier attempt of it).
+   */
+  private async claimSlug(slug: string, organizationId: string, at: number): Promise<{ organizationId: string; made: boolean }> {
     const claimed: OrganizationSlugClaimed = { type: 'organizationSlug.v1.claimed', data: { slug, organizationId, at } };
     try {
       await this.events.appendToStream(slugStream(slug), [{ ...claimed, metadata: ADMIN }], 'no_stream');
-      return organizationId;
+      return { organizationId, made: false };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
     }
     const [claim] = await this.events.readStream(slugStream(slug), { maxCount: 1 });
     const claimedFor = (claim.data as OrganizationSlugClaimed['data']).organizationId;
-    if ((await this.events.readStream(organizationStream(claimedFor), { maxCount: 1 })).length > 0) throw new SlugTaken(slug);
-    return claimedFor;
+    if ((await this.events.readStream(organizationStream(claimedFor), { maxCount: 1 })).length === 0) return { organizationId: claimedFor, made: false };
+    if (claimedFor === organizationId) return { organizationId, made: true };
+    throw new SlugTaken(slug);
   }
 }
 
@@ -157,7 +188,13 @@ async function readableOrShownAnyway(readYourWrites: ReadYourWrites, position: n
 }
 
 export class CreateApiKey {
-  constructor(readonly organizationId: string, readonly name: string, readonly readOnly: boolean) {}
+  constructor(
+    readonly organizationId: string,
+    readonly name: string,
+    readonly readOnly: boolean,
+    /** the id the key takes (a keyed request's, the same on its retries: see idempotentId); a new one when absent */
+    readonly requestedId?: string,
+  ) {}
 }
 
 export interface CreatedApiKey {
@@ -168,8 +205,15 @@ export interface CreatedApiKey {
   createdAt: number;
 }
 
+/**
+ * The answer to CreateApiKey: the key made, with its secret; or, for the retry of a keyed request
+ * whose first answer was lost, the key that request made, without its secret, as the answer kept
+ * under the key would have been replayed (its secret was never stored, so it cannot be shown).
+ */
+export type ApiKeyAnswer = CreatedApiKey | Omit<CreatedApiKey, 'key'>;
+
 @CommandHandler(CreateApiKey)
-export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey, CreatedApiKey> {
+export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey, ApiKeyAnswer> {
   constructor(
     private readonly repository: AggregateRepository,
     private readonly readYourWrites: ReadYourWrites,
@@ -177,16 +221,22 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey, Create
     private readonly clock: Clock,
   ) {}
 
-  async execute({ organizationId, name, readOnly }: CreateApiKey): Promise<CreatedApiKey> {
-    const key = generateApiKey();
-    const keyId = this.ids.next('key');
+  async execute({ organizationId, name, readOnly, requestedId }: CreateApiKey): Promise<ApiKeyAnswer> {
+    const stream = organizationStream(organizationId);
     const at = this.clock.now();
-    const { position } = await this.repository.handle(
+    const madeAt = async (id: string) => (await this.repository.load(organizationDecider, stream)).state.keysMade[id]?.at ?? null;
+    const keyId = await idOfRequest(requestedId, madeAt, at, () => this.ids.next('key'));
+    const key = generateApiKey();
+    const { newEvents, state, position } = await this.repository.handle(
       organizationDecider,
-      organizationStream(organizationId),
+      stream,
       { type: 'createApiKey', keyId, name, readOnly, keyHash: hashApiKey(key), keyPrefix: key.slice(0, 12), at },
       { metadata: ADMIN, what: 'The organization', awaitProjections: false },
     );
+    if (newEvents.length === 0) {
+      const made = state.keysMade[keyId];
+      return { id: keyId, name: made.name, readOnly: made.readOnly, createdAt: made.at };
+    }
     await readableOrShownAnyway(this.readYourWrites, position);
     return { id: keyId, name, readOnly, key, createdAt: at };
   }
@@ -209,11 +259,22 @@ export class RevokeApiKeyHandler implements ICommandHandler<RevokeApiKey, void> 
 }
 
 export class RotateSigningSecret {
-  constructor(readonly organizationId: string) {}
+  constructor(
+    readonly organizationId: string,
+    /** the id the new secret takes (a keyed request's, the same on its retries: see idempotentId); a new one when absent */
+    readonly requestedId?: string,
+  ) {}
 }
 
+/**
+ * The answer to RotateSigningSecret: the new secret; or, for the retry of a keyed request whose
+ * first answer was lost, nothing, as the answer kept under the key would have been replayed (the
+ * secret is sealed in the event log and shown in no other answer).
+ */
+export type RotationAnswer = { secret: string } | Record<string, never>;
+
 @CommandHandler(RotateSigningSecret)
-export class RotateSigningSecretHandler implements ICommandHandler<RotateSigningSecret, { secret: string }> {
+export class RotateSigningSecretHandler implements ICommandHandler<RotateSigningSecret, RotationAnswer> {
   constructor(
     private readonly repository: AggregateRepository,
     private readonly readYourWrites: ReadYourWrites,
@@ -222,15 +283,19 @@ export class RotateSigningSecretHandler implements ICommandHandler<RotateSigning
     private readonly seal: SigningSecretSeal,
   ) {}
 
-  async execute({ organizationId }: RotateSigningSecret): Promise<{ secret: string }> {
-    const secretId = this.ids.next('whs');
+  async execute({ organizationId, requestedId }: RotateSigningSecret): Promise<RotationAnswer> {
+    const stream = organizationStream(organizationId);
+    const at = this.clock.now();
+    const madeAt = async (id: string) => (await this.repository.load(organizationDecider, stream)).state.secretsMade[id] ?? null;
+    const secretId = await idOfRequest(requestedId, madeAt, at, () => this.ids.next('whs'));
     const secret = newSigningSecret();
-    const { position } = await this.repository.handle(
+    const { newEvents, position } = await this.repository.handle(
       organizationDecider,
-      organizationStream(organizationId),
-      { type: 'rotateSigningSecret', secretId, sealedSecret: this.seal.seal(secret, { organizationId, secretId }), at: this.clock.now() },
+      stream,
+      { type: 'rotateSigningSecret', secretId, sealedSecret: this.seal.seal(secret, { organizationId, secretId }), at },
       { metadata: ADMIN, awaitProjections: false },
     );
+    if (newEvents.length === 0) return {};
     await readableOrShownAnyway(this.readYourWrites, position);
     return { secret };
   }

@@ -112,6 +112,19 @@ describe('organization decider', () => {
     expect(() => when([created, keyCreated('key_1'), ...revoked], { type: 'revokeApiKey', keyId: 'key_1', at: AT })).toThrow(NotFound);
   });
 
+  it('makes nothing for a key or a secret whose id it already made (the retry of a keyed request), even at the key limit or after a revocation', () => {
+    const full = Array.from({ length: MAX_API_KEYS }, (_, i) => keyCreated(`key_${i}`));
+    const again: OrganizationCommand = { type: 'createApiKey', keyId: 'key_3', name: 'n', readOnly: true, keyHash: 'h2', keyPrefix: 'p', at: AT + 1 };
+    expect(when([created, ...full], again)).toEqual([]);
+    const revoked: OrganizationEvent = { type: 'organization.v1.apiKeyRevoked', data: { organizationId: 'org_1', keyId: 'key_1', keyHash: 'hash-key_1', at: AT } };
+    expect(when([created, keyCreated('key_1'), revoked], { ...again, keyId: 'key_1' })).toEqual([]);
+    const rotated: OrganizationEvent = { type: 'organization.v2.signingSecretRotated', data: { organizationId: 'org_1', ...minted, previousValidUntil: AT, at: AT } };
+    expect(when([created, rotated], { type: 'rotateSigningSecret', ...minted, at: AT + 1 })).toEqual([]);
+    expect(when([created, rotated], { type: 'rotateSigningSecret', ...minted, secretId: 'whs_2', at: AT + 1 })).toHaveLength(1);
+    const state = [created, keyCreated('key_1'), rotated].reduce(organizationDecider.evolve, organizationDecider.initialState());
+    expect(state).toMatchObject({ createdAt: AT, keysMade: { key_1: { name: 'key_1', readOnly: false, at: AT } }, secretsMade: { whs_1: AT } });
+  });
+
   it('refuses commands on an organization that does not exist', () => {
     expect(() => when([], { type: 'rotateSigningSecret', ...minted, at: AT })).toThrow(NotFound);
   });

@@ -17,6 +17,12 @@ export interface OrganizationState {
   settings: OrganizationSettings | null;
   activeKeys: Array<{ keyId: string; keyHash: string }>;
   hasSigningSecret: boolean;
+  /** when the organization was created; null before */
+  createdAt: number | null;
+  /** every API key ever made, revoked ones too, by id: a keyed request's retry finds its key (createApiKey) */
+  keysMade: Readonly<Record<string, { name: string; readOnly: boolean; at: number }>>;
+  /** when each signing secret was made, by id: a keyed rotation's retry finds its secret (rotateSigningSecret) */
+  secretsMade: Readonly<Record<string, number>>;
 }
 
 export type OrganizationCommand =
@@ -76,6 +82,9 @@ const initialState = (): OrganizationState => ({
   settings: null,
   activeKeys: [],
   hasSigningSecret: false,
+  createdAt: null,
+  keysMade: {},
+  secretsMade: {},
 });
 
 function existing(state: OrganizationState): OrganizationState & { organizationId: string } {
@@ -115,6 +124,8 @@ function decide(command: OrganizationCommand, state: OrganizationState): Organiz
     }
     case 'createApiKey': {
       const org = existing(state);
+      // The retry of the keyed request that made it (its answer lost): nothing more to make.
+      if (Object.hasOwn(org.keysMade, command.keyId)) return [];
       if (!planAllowsApi(org.profile!.plan)) throw new PlanWithoutApiAccess();
       if (org.activeKeys.length >= MAX_API_KEYS) throw new ApiKeyLimitReached(MAX_API_KEYS);
       return [
@@ -140,6 +151,7 @@ function decide(command: OrganizationCommand, state: OrganizationState): Organiz
     }
     case 'rotateSigningSecret': {
       const org = existing(state);
+      if (Object.hasOwn(org.secretsMade, command.secretId)) return [];
       return [
         {
           type: 'organization.v2.signingSecretRotated',
@@ -159,18 +171,22 @@ function decide(command: OrganizationCommand, state: OrganizationState): Organiz
 function evolve(state: OrganizationState, event: OrganizationEvent): OrganizationState {
   switch (event.type) {
     case 'organization.v1.created':
-      return { ...state, exists: true, organizationId: event.data.organizationId, profile: event.data.profile, settings: event.data.settings };
+      return { ...state, exists: true, organizationId: event.data.organizationId, profile: event.data.profile, settings: event.data.settings, createdAt: event.data.at };
     case 'organization.v1.profileChanged':
       return { ...state, profile: { ...state.profile!, ...event.data.changes } };
     case 'organization.v1.settingsChanged':
       return { ...state, settings: event.data.settings };
     case 'organization.v1.apiKeyCreated':
-      return { ...state, activeKeys: [...state.activeKeys, { keyId: event.data.keyId, keyHash: event.data.keyHash }] };
+      return {
+        ...state,
+        activeKeys: [...state.activeKeys, { keyId: event.data.keyId, keyHash: event.data.keyHash }],
+        keysMade: { ...state.keysMade, [event.data.keyId]: { name: event.data.name, readOnly: event.data.readOnly, at: event.data.at } },
+      };
     case 'organization.v1.apiKeyRevoked':
       return { ...state, activeKeys: state.activeKeys.filter((k) => k.keyId !== event.data.keyId) };
     case 'organization.v2.signingSecretRotated':
     case 'organization.v1.signingSecretRotated':
-      return { ...state, hasSigningSecret: true };
+      return { ...state, hasSigningSecret: true, secretsMade: { ...state.secretsMade, [event.data.secretId]: event.data.at } };
   }
 }
 

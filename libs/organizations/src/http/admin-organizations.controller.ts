@@ -1,10 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminGuard, ApiErrors, decodeCursor, encodeCursor, KeptWithoutSecret, NoBody, pageLimit, PageQuery } from '@lib/http';
+import type { FastifyRequest } from 'fastify';
+import { AdminGuard, ApiErrors, decodeCursor, encodeCursor, idempotentId, KeptWithoutSecret, NoBody, pageLimit, PageQuery } from '@lib/http';
 import { APP_CONFIG, ValidationFailed, type AppConfig } from '@lib/shared';
 import { assertWebhookUrlsAllowed } from '@lib/webhooks/transport/webhook-url-policy';
-import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type CreatedApiKey, type CreatedOrganization, type UpdatedOrganization } from '../application/organization.commands';
+import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type ApiKeyAnswer, type CreatedOrganization, type RotationAnswer, type UpdatedOrganization } from '../application/organization.commands';
 import { OrganizationDirectory, toAdminOrganization } from '../application/organization-directory';
 import { AdminOrganizationResponse, ApiKeyListResponse, CreateApiKeyDto, CreateOrganizationDto, SigningSecretResponse, UpdatedOrganizationResponse, UpdateOrganizationDto } from './organization.dto';
 
@@ -42,7 +43,7 @@ export class AdminOrganizationsController {
       'An answer replayed under the same `Idempotency-Key` leaves it out.',
   })
   @ApiCreatedResponse({ type: UpdatedOrganizationResponse })
-  async create(@Body() body: CreateOrganizationDto) {
+  async create(@Body() body: CreateOrganizationDto, @Req() request: FastifyRequest) {
     await assertWebhookUrlsAllowed(body.settings, { allowPrivateNetworks: this.config.webhookAllowPrivateNetworks });
     const { organizationId, mintedSigningSecret, created } = await this.commands.execute<CreateOrganization, CreatedOrganization>(
       new CreateOrganization(
@@ -55,6 +56,7 @@ export class AdminOrganizationsController {
           plan: body.plan ?? 'pro',
         },
         body.settings,
+        idempotentId(request, 'org'),
       ),
     );
     // A minted secret is shown even when the read side lags: this answer is the only one that has it.
@@ -103,9 +105,9 @@ export class AdminOrganizationsController {
     },
   })
   @ApiErrors('forbidden_plan')
-  async createApiKey(@Param('orgId') orgId: string, @Body() body: CreateApiKeyDto): Promise<CreatedApiKey> {
+  async createApiKey(@Param('orgId') orgId: string, @Body() body: CreateApiKeyDto, @Req() request: FastifyRequest): Promise<ApiKeyAnswer> {
     await this.directory.get(orgId);
-    return this.commands.execute(new CreateApiKey(orgId, body.name, body.readOnly ?? false));
+    return this.commands.execute(new CreateApiKey(orgId, body.name, body.readOnly ?? false, idempotentId(request, 'key')));
   }
 
   @Get(':orgId/api-keys')
@@ -138,8 +140,8 @@ export class AdminOrganizationsController {
     description: 'A retry with the same `Idempotency-Key` rotates no second time: it gets this answer without `secret` (rotate again, without the key, if the first answer was lost).',
   })
   @ApiCreatedResponse({ type: SigningSecretResponse })
-  async rotateSigningSecret(@Param('orgId') orgId: string, @NoBody() _body: undefined): Promise<{ secret: string }> {
+  async rotateSigningSecret(@Param('orgId') orgId: string, @NoBody() _body: undefined, @Req() request: FastifyRequest): Promise<RotationAnswer> {
     await this.directory.get(orgId);
-    return this.commands.execute(new RotateSigningSecret(orgId));
+    return this.commands.execute(new RotateSigningSecret(orgId, idempotentId(request, 'whs')));
   }
 }

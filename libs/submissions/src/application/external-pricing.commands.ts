@@ -46,6 +46,8 @@ export class RequestAutofill {
     readonly organizationId: string,
     readonly submissionId: string,
     readonly actor: string,
+    /** the keyed request's id (idempotentId): its retry after a lost answer asks the partner nothing more */
+    readonly request?: string,
   ) {}
 }
 
@@ -58,7 +60,7 @@ export class RequestAutofillHandler implements ICommandHandler<RequestAutofill, 
   ) {}
 
   /** 404 for an unknown organization or submission, then 403 `forbidden_plan` while live pricing is off. */
-  async execute({ organizationId, submissionId, actor }: RequestAutofill): Promise<void> {
+  async execute({ organizationId, submissionId, actor, request }: RequestAutofill): Promise<void> {
     const organization = await this.organizations.get(organizationId);
     const { state } = await this.repository.load(submissionDecider, submissionStream(submissionId));
     if (!state.exists || state.organizationId !== organizationId) throw new NotFound('Submission');
@@ -66,7 +68,7 @@ export class RequestAutofillHandler implements ICommandHandler<RequestAutofill, 
     await this.repository.handle(
       submissionDecider,
       submissionStream(submissionId),
-      { type: 'requestAutofill', organizationId, at: this.clock.now() },
+      { type: 'requestAutofill', organizationId, request, at: this.clock.now() },
       { metadata: { actor }, what: 'The submission' },
     );
   }

@@ -1,5 +1,5 @@
 import { fold } from '@lib/event-sourcing';
-import { NotFound } from '@lib/shared';
+import { NotFound, REQUEST_RETRY_WINDOW_MS } from '@lib/shared';
 import { ExternalPricingForAnotherConfiguration } from './submission.errors';
 import { createdData } from '../testing/submission.fixture';
 import { submissionDecider, type SubmissionCommand } from './submission.decider';
@@ -154,6 +154,14 @@ describe('submission decider', () => {
       expect(when([created], request)).toEqual([requested]);
       expect(when([created, requested], request)).toEqual([requested]);
       expect(() => when([created], { ...request, organizationId: 'org_b' })).toThrow(NotFound);
+    });
+    it('when a keyed auto-fill is requested again within a day (its answer lost), then nothing more; after a day, or under another key, it is recorded', () => {
+      const keyed: SubmissionCommand = { type: 'requestAutofill', organizationId: 'org_a', request: 'autofill_1', at: 6_000 };
+      const requested: SubmissionEvent = { type: 'submission.v1.autofillRequested', data: { ...ids, at: 6_000, request: 'autofill_1' } };
+      expect(when([created], keyed)).toEqual([requested]);
+      expect(when([created, requested], { ...keyed, at: 6_000 + REQUEST_RETRY_WINDOW_MS - 1 })).toEqual([]);
+      expect(when([created, requested], { ...keyed, at: 6_000 + REQUEST_RETRY_WINDOW_MS })).toHaveLength(1);
+      expect(when([created, requested], { ...keyed, request: 'autofill_2' })).toHaveLength(1);
     });
   });
 });

@@ -1,5 +1,5 @@
 import type { Decider } from '@lib/event-sourcing';
-import { NotFound } from '@lib/shared';
+import { NotFound, REQUEST_RETRY_WINDOW_MS } from '@lib/shared';
 import type { SubmissionStatus } from '../application/submission-lookup';
 import { ExternalPricingForAnotherConfiguration } from './submission.errors';
 import type { SubmissionCreatedData, SubmissionEvent } from './submission.events';
@@ -17,6 +17,8 @@ export interface SubmissionState {
   externalRef: string | null;
   configHash: string | null;
   externalPricing: FrozenPricing | null;
+  /** when each keyed auto-fill request (idempotentId) asked: its retry asks nothing more */
+  autofillRequests: Readonly<Record<string, number>>;
 }
 
 export type SubmissionCommand =
@@ -32,7 +34,13 @@ export type SubmissionCommand =
   | { type: 'markQuoted'; organizationId: string; quoteId: string; at: number }
   | { type: 'closeOnAcceptance'; organizationId: string; quoteId: string; at: number }
   | { type: 'freezeExternalPricing'; organizationId: string; externalPricing: FrozenPricing; at: number }
-  | { type: 'requestAutofill'; organizationId: string; at: number };
+  | {
+      type: 'requestAutofill';
+      organizationId: string;
+      /** the keyed request's id (idempotentId), the same on its retries */
+      request?: string;
+      at: number;
+    };
 
 const initialState = (): SubmissionState => ({
   exists: false,
@@ -44,6 +52,7 @@ const initialState = (): SubmissionState => ({
   externalRef: null,
   configHash: null,
   externalPricing: null,
+  autofillRequests: {},
 });
 
 /**
@@ -125,7 +134,12 @@ function decide(command: SubmissionCommand, state: SubmissionState): SubmissionE
     }
     case 'requestAutofill': {
       const submission = ownedBy(state, command.organizationId);
-      return [{ type: 'submission.v1.autofillRequested', data: { organizationId: submission.organizationId, submissionId: submission.submissionId, at: command.at } }];
+      const { request } = command;
+      // The retry of a keyed request whose answer was lost: the partner was asked already.
+      const askedAt = request === undefined || !Object.hasOwn(state.autofillRequests, request) ? null : state.autofillRequests[request];
+      if (askedAt !== null && command.at - askedAt < REQUEST_RETRY_WINDOW_MS) return [];
+      const data = { organizationId: submission.organizationId, submissionId: submission.submissionId, at: command.at };
+      return [{ type: 'submission.v1.autofillRequested', data: request === undefined ? data : { ...data, request } }];
     }
   }
 }
@@ -157,7 +171,7 @@ function evolve(state: SubmissionState, event: SubmissionEvent): SubmissionState
     case 'submission.v1.externalPricingFrozen':
       return { ...state, externalPricing: event.data.externalPricing };
     case 'submission.v1.autofillRequested':
-      return state;
+      return event.data.request === undefined ? state : { ...state, autofillRequests: { ...state.autofillRequests, [event.data.request]: event.data.at } };
   }
 }
 

@@ -49,7 +49,8 @@ export type SubmissionEvent =
   | {
       /** an organization user asked for a live price to auto-fill a quote (decisions §4): live pricing sends `pricing.calculated` */
       type: 'submission.v1.autofillRequested';
-      data: { organizationId: string; submissionId: string; at: number };
+      /** `request`: the keyed request that asked (idempotentId): its retry asks nothing more; absent without a key */
+      data: { organizationId: string; submissionId: string; at: number; request?: string };
     };
 
 export type SubmissionCreatedData = Extract<SubmissionEvent, { type: 'submission.v1.created' }>['data'];

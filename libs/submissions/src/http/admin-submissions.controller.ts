@@ -1,7 +1,8 @@
-import { Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { AdminGuard, ApiErrors, NoBody } from '@lib/http';
+import type { FastifyRequest } from 'fastify';
+import { AdminGuard, ApiErrors, idempotentId, NoBody } from '@lib/http';
 import { RequestAutofill } from '../application/external-pricing.commands';
 
 class AutofillRequestedSchema {
@@ -21,12 +22,13 @@ export class AdminSubmissionsController {
   @ApiOperation({
     summary: 'Ask the external system for a live price of a submission (quote auto-fill)',
     description:
-      'Emits `pricing.calculated` with context `autofill` for the submitted configuration. The answer (PUT to `data.callback.url`) is frozen onto the submission as `externalPricing`, which a quote created without line items then uses. 403 `forbidden_plan` while `externalPricingEnabled` is off.',
+      'Emits `pricing.calculated` with context `autofill` for the submitted configuration. The answer (PUT to `data.callback.url`) is frozen onto the submission as `externalPricing`, which a quote created without line items then uses. 403 `forbidden_plan` while `externalPricingEnabled` is off. ' +
+      'A retry with the same `Idempotency-Key` whose first answer was lost (within 24 h) is answered 202 and asks the partner nothing more.',
   })
   @ApiAcceptedResponse({ type: AutofillRequestedSchema })
   @ApiErrors('forbidden_plan')
-  async autofill(@Param('orgId') orgId: string, @Param('submissionId') submissionId: string, @NoBody() _body: undefined): Promise<{ requested: true }> {
-    await this.commands.execute(new RequestAutofill(orgId, submissionId, 'admin'));
+  async autofill(@Param('orgId') orgId: string, @Param('submissionId') submissionId: string, @NoBody() _body: undefined, @Req() request: FastifyRequest): Promise<{ requested: true }> {
+    await this.commands.execute(new RequestAutofill(orgId, submissionId, 'admin', idempotentId(request, 'autofill')));
     return { requested: true };
   }
 }
