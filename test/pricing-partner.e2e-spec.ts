@@ -106,7 +106,7 @@ describe('the reference pricing partner (examples/pricing-partner) against the s
       await pause(100);
       expect(await logged(priced, 1)).toBe(1);
 
-      for (let i = 0; i < 200 && (await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body.status !== 'delivered'; i++) await pause(10);
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && (await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body.status !== 'delivered'; ) await pause(10);
       expect((await app.request('POST', `/api/v1/events/${id}/redeliver`, { token: org.apiKey })).status).toBe(200);
       const [, redelivery] = await relay.waitFor((r) => r.body?.data?.session?.id === sessionId, 2);
       expect(redelivery.body.id).toBe(id);

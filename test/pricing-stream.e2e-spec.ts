@@ -112,7 +112,7 @@ describe('GET /storefront/v1/sessions/{sessionId}/stream', () => {
     const other = await startSession(app, org);
     for (const client of [await open(`/storefront/v1/sessions/${sessionId}/stream`), await open(`/storefront/v1/sessions/${sessionId}/stream?token=${other.customerToken}`)]) {
       expect(client.response.statusCode).toBe(401);
-      await pause(50);
+      for (const deadline = Date.now() + 5_000; !client.ended && Date.now() < deadline; ) await pause(10);
       expect(JSON.parse(client.body).error.code).toBe('unauthorized');
     }
     expect((await open(`/storefront/v1/sessions/ses_unknown/stream?token=${other.customerToken}`)).response.statusCode).toBe(404);

@@ -219,10 +219,10 @@ describe('live pricing', () => {
 
     /** Redelivery is refused while a delivery is in flight: waits until its first attempt is recorded as delivered. */
     async function untilDelivered(org: Live, id: string): Promise<void> {
-      for (let i = 0; i < 100; i++) {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await pause(10)) {
         if ((await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body.status === 'delivered') return;
-        await pause(10);
       }
+      throw new Error(`delivery ${id} was not delivered within 10 s`);
     }
 
     it('mints a new token on redelivery; the previous one stops working', async () => {
@@ -275,7 +275,7 @@ describe('live pricing', () => {
           expect(attempt.headers['webhook-id']).toBe(id);
           expect(attempt.body.data.callback).toEqual({ url: first.body.data.callback.url, timeoutMs: 1_000, generation: 1 });
         }
-        for (let i = 0; i < 100 && (await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body.status !== 'delivered'; i++) await pause(10);
+        await untilDelivered(org, id);
         expect((await app.request('GET', `/api/v1/events/${id}`, { token: org.apiKey })).body).toMatchObject({ status: 'delivered', attempts: 2, generation: 1 });
 
         expect((await app.request('POST', `/api/v1/events/${id}/redeliver`, { token: org.apiKey })).status).toBe(200);

@@ -8,19 +8,12 @@ import { EventStore } from '@lib/event-store';
 import { FileLinks, QUOTE_MAILS, QUOTE_PDFS, QuotePdfReactor, QuoteSentMailReactor, quotePdfId, quotePdfPath, quoteStream, type QuotePdfRecord } from '@lib/quotes';
 import { ReadStore, SqliteReadStore } from '@lib/read-store';
 import { ProjectionRegistry } from '@lib/runtime';
+import { until } from '@lib/shared/testing/processes';
 import { QuoteFixtures, pause, type Org } from './quotes-fixtures';
 import { pdfText } from '@lib/quotes/documents/testing/pdf-text';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
 const BASE = 'http://localhost:3000';
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
-  for (const started = Date.now(); Date.now() - started < timeoutMs; await pause(20)) {
-    const value = await probe();
-    if (value) return value;
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** The raw response of a GET, body as bytes. */
 async function download(app: TestApp, url: string) {
@@ -316,7 +309,9 @@ describe('quote e-mail over SMTP (SMTP_URL, a real smtp-server in the test)', ()
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
     expect(pdfText(pdf)).toContain(`Angebot`);
     expect(pdfText(pdf)).toContain(quote.quoteNumber);
-    expect((await emails(quoteId))[0]).toMatchObject({ status: 'sent', attempts: 1, pdfAttached: true, locale: 'de' });
+    // The mail is marked sent once the server's 250 is read: after the message arrived.
+    const mail = await until('the mail marked sent', async () => (await emails(quoteId)).find((each: { status: string }) => each.status === 'sent'));
+    expect(mail).toMatchObject({ status: 'sent', attempts: 1, pdfAttached: true, locale: 'de' });
   });
 
   it('given the SMTP server refuses at first, then the mail is retried, its error visible meanwhile, and delivered once', async () => {

@@ -651,7 +651,7 @@ describe('storefront and configuration sessions', () => {
     // Configuring and submitting takes a few requests, so this limit leaves room for a slow machine.
     let second: TestApp;
     beforeAll(async () => {
-      second = await TestApp.start({ SESSION_IDLE_TTL_MS: '1000' });
+      second = await TestApp.start({ SESSION_IDLE_TTL_MS: '3000' });
     });
     afterAll(() => second.close());
 
@@ -663,7 +663,7 @@ describe('storefront and configuration sessions', () => {
       const submitted = await second.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, { token: customerToken, body: { customer } });
       expect(submitted.status).toBe(201);
       expect((await second.request('GET', `/storefront/v1/sessions/${sessionId}`, { token: customerToken })).body.status).toBe('submitted');
-      await pause(1_100);
+      await pause(3_100);
       const read = await second.request('GET', `/storefront/v1/sessions/${sessionId}`, { token: customerToken });
       expect(read.body).toMatchObject({ status: 'expired', submissionId: submitted.body.submissionId });
       const retry = await second.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, { token: customerToken, body: { customer } });

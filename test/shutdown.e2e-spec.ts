@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { until } from '@lib/shared/testing/processes';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
 import { startProduct, type ProductProcess } from './support/product-process';
 
@@ -82,8 +83,8 @@ describe('graceful shutdown on SIGTERM', () => {
     const slow = slowLead('shutdown-windows');
     await new Promise((resolve) => setTimeout(resolve, 200));
     product.child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await expect(fetch(`${product.baseUrl}/healthz`)).rejects.toThrow();
+    // The listener closes once the child handles the signal: refused from then on.
+    await until('the listener closed', async () => fetch(`${product!.baseUrl}/healthz`).then(() => false, () => true));
     slow.sendRest();
     expect(await slow.answered).toBe(201);
 
@@ -119,9 +120,13 @@ describe('graceful shutdown on SIGTERM', () => {
     expect((await fetch(`${product.baseUrl}/readyz`)).status).toBe(200);
     const signalled = Date.now();
     product.child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const ready = await fetch(`${product.baseUrl}/readyz`);
-    expect([ready.status, JSON.stringify(await ready.json())]).toEqual([503, expect.stringContaining('process')]);
+    // Not ready once the child handles the signal, well within the 2 s it keeps serving.
+    const ready = await until('/readyz at 503', async () => {
+      const answer = await fetch(`${product!.baseUrl}/readyz`);
+      return answer.status === 503 ? answer : null;
+    });
+    expect(Date.now() - signalled).toBeLessThan(1_500);
+    expect(JSON.stringify(await ready.json())).toContain('process');
     expect((await call('GET', '/storefront/v1/shutdown-windows')).status).toBe(200);
     expect(await product.exited).toBe(0);
     expect(Date.now() - signalled).toBeGreaterThanOrEqual(2_000);

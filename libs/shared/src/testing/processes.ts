@@ -61,3 +61,14 @@ export async function waitFor(condition: () => boolean, timeoutMs = 5_000): Prom
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+/** The first truthy value `probe` gives, asked every 20 ms; fails naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -22,8 +22,13 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 /** Which of the organization's URLs a delivery goes to: `webhookUrl`, or `pricingWebhookUrl` (falling back to `webhookUrl`). */
 export type DeliveryTarget = 'webhook' | 'pricing';
 
-/** Payload cap of one delivery body (UTF-8 bytes of the JSON). */
-export const MAX_PAYLOAD_BYTES = 256 * 1024;
+/**
+ * Payload cap of one delivery body (UTF-8 bytes of the JSON): twice the largest request body the
+ * API takes (1 MiB), so that every event the API can cause is sent whole, line items included, as
+ * api-v1 says `quote.created` and `submission.created` carry them. Only an event over it (none of
+ * the product's comes near) is sent without its line items (withoutLineItems).
+ */
+export const MAX_PAYLOAD_BYTES = 2 * 1024 * 1024;
 
 export const ENVELOPE_VERSION = '1.0';
 
@@ -51,10 +56,9 @@ export function standardWebhookId(deliveryId: string, generation: number): strin
 
 /**
  * The envelope without its line items, for one over the cap. Line items are the only part of an
- * event that grows with what people type (a quote may hold 200 items of 2,000 characters, over
- * 256 KiB): every `lineItems` array in `data` is left out and `lineItemsOmitted: true` stands
- * beside where it was, so a receiver knows to read them through the API (`GET /quotes/{id}`,
- * `GET /submissions/{id}`). Null when there are none to leave out.
+ * event that grows with what people type: every `lineItems` array in `data` is left out and
+ * `lineItemsOmitted: true` stands beside where it was, so a receiver knows to read them through
+ * the API (`GET /quotes/{id}`, `GET /submissions/{id}`). Null when there are none to leave out.
  */
 export function withoutLineItems(envelope: WebhookEnvelope): WebhookEnvelope | null {
   let omitted = false;

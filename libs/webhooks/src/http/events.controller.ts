@@ -26,9 +26,9 @@ export class EventsController {
       'A redelivered `pricing.calculated` carries a new `data.callback.url` and the URL it replaces answers 401, so it must not be dropped as a duplicate. ' +
       'Deduplicate on signed values only: with Standard Webhooks tooling on `webhook-id`; otherwise on `X-Service-Delivery`, ' +
       'together with the signed `data.callback.generation` for `pricing.calculated`. `X-Service-Delivery-Generation` is a hint, not a key: it is not signed.\n\n' +
-      'An envelope is at most 256 KiB. One that would be larger (a quote of 200 long line items) is delivered without its `lineItems` arrays: ' +
-      '`lineItemsOmitted: true` stands beside where each was (e.g. `data.lineItemsOmitted` of `quote.created`), and the items are read through the API ' +
-      '(`GET /quotes/{id}`, `GET /submissions/{id}`).',
+      'An envelope is at most 2 MiB, twice the largest request body the API takes, so every event is delivered whole: a quote of 200 line items of 2,000 characters ' +
+      'makes a `quote.created` of up to about 1 MiB, and receivers must accept bodies that large. An envelope over the cap would be delivered without its `lineItems` arrays ' +
+      '(`lineItemsOmitted: true` beside where each was, the items read through `GET /quotes/{id}` or `GET /submissions/{id}`); no event of the product comes near it.',
   })
   @ApiOkResponse({ type: DeliveryPageResponse })
   @ApiErrors('unauthorized', 'forbidden_plan', 'validation_error')
