@@ -115,7 +115,7 @@ describe('GET /storefront/v1/sessions/{sessionId}/stream', () => {
       for (const deadline = Date.now() + 5_000; !client.ended && Date.now() < deadline; ) await pause(10);
       expect(JSON.parse(client.body).error.code).toBe('unauthorized');
     }
-    expect((await open(`/storefront/v1/sessions/ses_unknown/stream?token=${other.customerToken}`)).response.statusCode).toBe(404);
+    expect((await open(`/storefront/v1/sessions/ses_unknown/stream?token=${other.customerToken}`)).response.statusCode).toBe(401);
   });
 
   it('sends the session at once, then every change: configuration, an external price, submit', async () => {

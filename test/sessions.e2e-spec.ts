@@ -223,12 +223,13 @@ describe('storefront and configuration sessions', () => {
       expect((await app.request('GET', `/storefront/v1/${org.slug}`)).headers['cache-control']).toBeUndefined();
     });
 
-    it('answers 404 for an unknown session', async () => {
+    it("answers an unknown session as another session's: 401, the same message, so a token cannot probe for session ids", async () => {
       const { customerToken } = await startSession();
-      for (const res of [await read('ses_unknown', customerToken), await configure('ses_unknown', customerToken), await submit('ses_unknown', customerToken)]) {
-        expect(res.status).toBe(404);
-        expect(res.body.error.code).toBe('not_found');
-      }
+      const { sessionId } = await startSession();
+      const others = [await read(sessionId, customerToken), await configure(sessionId, customerToken), await submit(sessionId, customerToken)];
+      const unknown = [await read('ses_unknown', customerToken), await configure('ses_unknown', customerToken), await submit('ses_unknown', customerToken)];
+      expect(unknown.map((res) => [res.status, res.body])).toEqual(others.map((res) => [401, res.body]));
+      expect(unknown[0].body.error.code).toBe('unauthorized');
     });
   });
 

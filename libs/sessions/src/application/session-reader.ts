@@ -94,13 +94,15 @@ export class SessionReader {
     return this.reads.get<SessionDocument>(SESSIONS, sessionId);
   }
 
-  /** 401 without a well-formed token or with another session's token; 404 for an unknown session. */
+  /**
+   * 401 without a well-formed token, with another session's token, and for an unknown session: a
+   * token does not tell whether a session exists (until 2026-11-27 an unknown one was 404, so any
+   * well-formed token probed for session ids; found by a review).
+   */
   async authorize(sessionId: string, customerToken: string | null): Promise<SessionDocument> {
     if (!customerToken) throw new Unauthorized('The customer token of the session is required: Authorization: Bearer <customerToken>.');
-    if (!isCustomerTokenShaped(customerToken)) throw new Unauthorized('The customer token does not belong to this session.');
-    const session = await this.find(sessionId);
-    if (!session) throw new NotFound('Session');
-    if (!customerTokenMatches(customerToken, session.customerTokenHash)) throw new Unauthorized('The customer token does not belong to this session.');
+    const session = isCustomerTokenShaped(customerToken) ? await this.find(sessionId) : null;
+    if (!session || !customerTokenMatches(customerToken, session.customerTokenHash)) throw new Unauthorized('The customer token does not belong to this session.');
     return session;
   }
 

@@ -33,7 +33,7 @@ export class SessionStreamController {
   @ApiQuery({ name: 'token', required: false, description: 'The customer token, for clients that cannot send `Authorization` (EventSource)' })
   @ApiOkResponse({ description: 'A text/event-stream that stays open', content: { 'text/event-stream': { schema: { type: 'string' } } } })
   @ApiNoContentResponse({ description: 'The session has expired: nothing more to follow' })
-  @ApiErrors('unauthorized', 'not_found', 'rate_limited')
+  @ApiErrors('unauthorized', 'rate_limited')
   async stream(
     @Param('sessionId') sessionId: string,
     @Query('token') queryToken: string | undefined,
