@@ -402,6 +402,11 @@ describe('contacts API', () => {
       expect(fieldPaths(res)).toContain(path);
     });
 
+    it.each(['limit=5&limit=5', 'email=a@example.com&email=b@example.com'])('answers %s, a parameter given twice, with 422 saying so', async (query) => {
+      const res = await get(`/api/v1/contacts?${query}`, lister.apiKey);
+      expect([res.status, res.body.error.details.fields]).toEqual([422, [{ path: query.split('=')[0], message: 'given more than once' }]]);
+    });
+
     it('refuses text with half of a surrogate pair, in a field or a key, and changes nothing', async () => {
       const { created, ...contact } = (await post({ email: 'surrogate@example.com', name: 'Whole', companyName: 'Delft Co' })).body;
       expect(created).toBe(true);

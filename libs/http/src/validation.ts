@@ -98,6 +98,9 @@ class QueryRememberingValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const type = metadata.metatype;
     if (metadata.type !== 'query' || !type || !value || typeof value !== 'object') return this.validated(value, metadata);
+    // No query parameter takes several values: one given twice is told so, not that it is no number.
+    const repeated = Object.entries(value).filter(([, given]) => Array.isArray(given));
+    if (repeated.length > 0) throw new ValidationFailed(repeated.map(([name]) => ({ path: name, message: 'given more than once' })));
     const key = JSON.stringify(value);
     let valid = this.validQueries.get(type);
     const kept = valid?.get(key);

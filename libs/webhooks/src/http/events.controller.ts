@@ -26,6 +26,8 @@ export class EventsController {
       'A redelivered `pricing.calculated` carries a new `data.callback.url` and the URL it replaces answers 401, so it must not be dropped as a duplicate. ' +
       'Deduplicate on signed values only: with Standard Webhooks tooling on `webhook-id`; otherwise on `X-Service-Delivery`, ' +
       'together with the signed `data.callback.generation` for `pricing.calculated`. `X-Service-Delivery-Generation` is a hint, not a key: it is not signed.\n\n' +
+      'Deliveries are not ordered: each is retried on its own schedule, so a retry of `quote.created` may arrive after the same quote\'s `quote.sent`. ' +
+      'Order by the envelope `timestamp` (when the event happened) and the data (`quote.version`, `quote.status`), or read the current state through the API.\n\n' +
       'An envelope is at most 2 MiB, twice the largest request body the API takes, so every event is delivered whole: a quote of 200 line items of 2,000 characters ' +
       'makes a `quote.created` of up to about 1 MiB, and receivers must accept bodies that large. An envelope over the cap would be delivered without its `lineItems` arrays ' +
       '(`lineItemsOmitted: true` beside where each was, the items read through `GET /quotes/{id}` or `GET /submissions/{id}`); no event of the product comes near it.',
