@@ -152,6 +152,22 @@ describe('submissions API', () => {
       expect(fieldPaths(res)).toEqual(['cursor']);
     });
 
+    it('refuses a cursor under other filters than it was made with, and takes it under the same ones, in any order', async () => {
+      const unfiltered = await get('/api/v1/submissions?limit=1');
+      const filtered = await get(`/api/v1/submissions?limit=1&templateId=${templateA}&createdAfter=${createdAt.a1}`);
+      const refused = [
+        `templateId=${templateA}&cursor=${unfiltered.body.nextCursor}`,
+        `cursor=${filtered.body.nextCursor}`,
+        `templateId=${templateB}&createdAfter=${createdAt.a1}&cursor=${filtered.body.nextCursor}`,
+      ];
+      for (const query of refused) {
+        const res = await get(`/api/v1/submissions?${query}`);
+        expect([query, res.status, res.body.error.details.fields]).toEqual([query, 422, [{ path: 'cursor', message: expect.stringContaining('other filters') }]]);
+      }
+      const same = await get(`/api/v1/submissions?createdAfter=${createdAt.a1}&cursor=${filtered.body.nextCursor}&templateId=${templateA}`);
+      expect([same.status, same.body.data.map((each: { id: string }) => each.id)]).toEqual([200, [ids.a2]]);
+    });
+
     it("never lists another organization's submissions", async () => {
       expect(await listAll('', other.apiKey)).toEqual([foreignId]);
       expect(await listAll('')).not.toContain(foreignId);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ApiPropertyOptional } from '@nestjs/swagger';
@@ -22,7 +23,7 @@ export class PageQuery {
   @Max(100)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'Opaque cursor from the previous page (`nextCursor`).' })
+  @ApiPropertyOptional({ description: 'Opaque cursor from the previous page (`nextCursor`), asked with the same filters as that page (else 422 at `cursor`).' })
   @IsOptional()
   @IsString()
   @MaxLength(1000)
@@ -35,17 +36,32 @@ export interface Page<T> {
 }
 
 /**
+ * The filters a page was asked with, as a cursor carries them: a digest of those given (none:
+ * undefined), so a cursor made under some filters is refused under others. A client that changed
+ * the filters mid-walk got a page of the new query cut at the old one's place (found by a review).
+ */
+function filtersDigest(filters: Record<string, unknown>): string | undefined {
+  const given = Object.entries(filters)
+    .filter(([, value]) => value !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (given.length === 0) return undefined;
+  return createHash('sha256').update(JSON.stringify(given)).digest('base64url').slice(0, 16);
+}
+
+/**
  * Cursors are opaque to clients: base64url JSON of the last item's sort-key values, tagged with
- * the list they belong to so a cursor of one list cannot be replayed against another. Every list
- * of the APIs pages by a whole number (a time or a sequence number) and then the id, so a cursor
+ * the list they belong to so a cursor of one list cannot be replayed against another, and with
+ * the digest of the list's `filters` so it cannot be replayed under other filters. Every list of
+ * the APIs pages by a whole number (a time or a sequence number) and then the id, so a cursor
  * holds exactly those two values; anything else is refused as malformed (a cursor is not signed:
  * a client can write one).
  */
-export function encodeCursor(list: string, after: unknown[]): string {
-  return Buffer.from(JSON.stringify({ l: list, a: after }), 'utf8').toString('base64url');
+export function encodeCursor(list: string, after: unknown[], filters: Record<string, unknown> = {}): string {
+  const f = filtersDigest(filters);
+  return Buffer.from(JSON.stringify(f === undefined ? { l: list, a: after } : { l: list, a: after, f }), 'utf8').toString('base64url');
 }
 
-export function decodeCursor(list: string, cursor: string | undefined): unknown[] | undefined {
+export function decodeCursor(list: string, cursor: string | undefined, filters: Record<string, unknown> = {}): unknown[] | undefined {
   if (cursor === undefined) return undefined;
   const invalid = () => new ValidationFailed([{ path: 'cursor', message: 'cursor is malformed or belongs to another list' }]);
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
@@ -55,10 +71,13 @@ export function decodeCursor(list: string, cursor: string | undefined): unknown[
   } catch {
     throw invalid();
   }
-  const value = parsed as { l?: unknown; a?: unknown };
+  const value = parsed as { l?: unknown; a?: unknown; f?: unknown };
   if (!value || typeof value !== 'object' || value.l !== list || !Array.isArray(value.a)) throw invalid();
   const after = value.a as unknown[];
   if (!(after.length === 2 && Number.isSafeInteger(after[0]) && typeof after[1] === 'string')) throw invalid();
+  if (value.f !== filtersDigest(filters)) {
+    throw new ValidationFailed([{ path: 'cursor', message: 'cursor belongs to the same list with other filters: ask with the filters it was given with, or start without a cursor' }]);
+  }
   return after;
 }
 

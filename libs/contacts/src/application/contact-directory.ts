@@ -80,10 +80,11 @@ export class ContactDirectory {
 
   /** Newest first, keyset-paged. */
   async list(organizationId: string, options: ContactListOptions): Promise<Page<Contact>> {
-    const after = decodeCursor(LIST, options.cursor);
     const filter: Filter = { organizationId };
     if (options.email !== undefined) filter.email = normalizeEmail(options.email);
+    const listed = { email: filter.email };
+    const after = decodeCursor(LIST, options.cursor, listed);
     const { items, nextAfter } = await this.reads.find<ContactDocument>(CONTACTS, { filter, sort: NEWEST_FIRST, limit: options.limit, after });
-    return { data: items.map(toContact), nextCursor: nextAfter ? encodeCursor(LIST, nextAfter) : null };
+    return { data: items.map(toContact), nextCursor: nextAfter ? encodeCursor(LIST, nextAfter, listed) : null };
   }
 }

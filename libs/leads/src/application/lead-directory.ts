@@ -51,10 +51,11 @@ export class LeadDirectory {
 
   /** Newest first, keyset-paged. */
   async list(organizationId: string, options: LeadListOptions): Promise<Page<Lead>> {
-    const after = decodeCursor(LIST, options.cursor);
+    const listed = { status: options.status };
+    const after = decodeCursor(LIST, options.cursor, listed);
     const filter: Filter = { organizationId };
     if (options.status !== undefined) filter.status = options.status;
     const { items, nextAfter } = await this.reads.find<LeadDocument>(LEADS, { filter, sort: NEWEST_FIRST, limit: options.limit, after });
-    return { data: items.map(toLead), nextCursor: nextAfter ? encodeCursor(LIST, nextAfter) : null };
+    return { data: items.map(toLead), nextCursor: nextAfter ? encodeCursor(LIST, nextAfter, listed) : null };
   }
 }

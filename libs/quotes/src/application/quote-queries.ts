@@ -106,13 +106,14 @@ export class QuoteQueries {
     const filter: Filter = { organizationId: query.organizationId };
     if (query.status) filter.status = query.status;
     if (query.submissionId) filter.submissionId = query.submissionId;
+    const listed = { status: query.status, submissionId: query.submissionId };
     const { items, nextAfter } = await this.reads.findJson(QUOTES, 'listItem', {
       filter,
       sort: [{ field: 'createdAt', direction: 'desc' }, { field: 'id', direction: 'desc' }],
       limit: query.limit,
-      after: decodeCursor('quotes', query.cursor),
+      after: decodeCursor('quotes', query.cursor, listed),
     });
-    return { data: items, nextCursor: nextAfter ? encodeCursor('quotes', nextAfter) : null };
+    return { data: items, nextCursor: nextAfter ? encodeCursor('quotes', nextAfter, listed) : null };
   }
 
   /** GET /quotes/{id}/versions: every state of the quote's content, newest (the current one) first. */

@@ -24,10 +24,11 @@ export class SubmissionsController {
   @ApiOperation({ summary: 'List submissions', description: 'Newest first. `createdAfter` and `createdBefore` are exclusive bounds in Unix ms.' })
   @ApiOkResponse({ type: SubmissionPage })
   async list(@CurrentCaller() caller: ApiCaller, @Query() query: ListSubmissionsQuery): Promise<Page<ReturnType<typeof toSubmissionListItem>>> {
-    const after = decodeCursor(LIST, query.cursor);
     const { status, templateId, createdAfter, createdBefore } = query;
-    const { items, nextAfter } = await this.submissions.list(caller.organizationId, { status, templateId, createdAfter, createdBefore }, pageLimit(query), after);
-    return { data: items.map(toSubmissionListItem), nextCursor: nextAfter ? encodeCursor(LIST, nextAfter) : null };
+    const filters = { status, templateId, createdAfter, createdBefore };
+    const after = decodeCursor(LIST, query.cursor, filters);
+    const { items, nextAfter } = await this.submissions.list(caller.organizationId, filters, pageLimit(query), after);
+    return { data: items.map(toSubmissionListItem), nextCursor: nextAfter ? encodeCursor(LIST, nextAfter, filters) : null };
   }
 
   @Get(':submissionId')

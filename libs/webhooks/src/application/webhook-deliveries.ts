@@ -38,12 +38,13 @@ export class WebhookDeliveries {
 
   /** Newest first, keyset-paged. */
   async list(organizationId: string, options: DeliveryListOptions): Promise<Page<PublicDeliveryRecord>> {
-    const after = decodeCursor(LIST, options.cursor);
+    const listed = { type: options.type, status: options.status };
+    const after = decodeCursor(LIST, options.cursor, listed);
     const filter: Filter = { organizationId };
     if (options.type !== undefined) filter.type = options.type;
     if (options.status !== undefined) filter.status = options.status;
     const { items, nextAfter } = await this.store.list(filter, options.limit, after);
-    return { data: items.map(toPublicDelivery), nextCursor: nextAfter ? encodeCursor(LIST, nextAfter) : null };
+    return { data: items.map(toPublicDelivery), nextCursor: nextAfter ? encodeCursor(LIST, nextAfter, listed) : null };
   }
 
   /** The record with its payload, secret-bearing fields redacted. Another organization's record is not found. */
