@@ -6,7 +6,7 @@ import { IdempotencyStore } from '@lib/http';
 import { WriteStoredNotYetVisible } from '@lib/shared';
 import { waitFor } from '@lib/shared/testing/processes';
 import { EventStore, WrongExpectedRevisionError } from '@lib/event-store';
-import { OrganizationDirectory } from '@lib/organizations';
+import { OrganizationDirectory, slugStream } from '@lib/organizations';
 import { QUOTE_NUMBER_STREAM } from '@lib/quotes';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { DEMO_TEMPLATE } from '../apps/api-gateway/src/demo-template';
@@ -397,6 +397,32 @@ describe('Idempotency-Key: a secret-showing POST whose answer was lost', () => {
     // Another key with the same slug is told it is taken.
     const other = await app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body, headers: { 'idempotency-key': 'other-org' } });
     expect([other.status, other.body.error.details.fields]).toEqual([422, [{ path: 'slug', message: 'slug "lost-answer-bv" is already in use' }]]);
+  });
+
+  it('does not answer a retry with an organization another request created on the claim its first attempt left', async () => {
+    const body = { name: 'First BV', slug: 'orphaned-claim-bv' };
+    const create = (headers: Record<string, string>, sent: object = body) => app.request('POST', '/admin/v1/organizations', { token: ADMIN_TOKEN, body: sent, headers });
+    // The first attempt claims the slug and fails before its organization is written.
+    const events = app.get(EventStore);
+    const append = events.appendToStream.bind(events);
+    let claimed = false;
+    const failing = jest.spyOn(events, 'appendToStream').mockImplementation((streamId, ...rest) => {
+      if (claimed && streamId.startsWith('organization-')) return Promise.reject(new Error('the process died'));
+      claimed ||= streamId === slugStream('orphaned-claim-bv');
+      return append(streamId, ...rest);
+    });
+    let first;
+    try {
+      first = await create({ 'idempotency-key': 'orphaning-org' });
+    } finally {
+      failing.mockRestore();
+    }
+    expect(first.status).toBe(500);
+    // Another creation takes the claim over, under its id.
+    const taken = await create({}, { name: 'Second BV', slug: 'orphaned-claim-bv' });
+    expect(taken.status).toBe(201);
+    const retried = await create({ 'idempotency-key': 'orphaning-org' });
+    expect([retried.status, retried.body.error?.details.fields]).toEqual([422, [{ path: 'slug', message: 'slug "orphaned-claim-bv" is already in use' }]]);
   });
 });
 

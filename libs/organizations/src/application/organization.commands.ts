@@ -68,14 +68,15 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
     const at = this.clock.now();
     const madeAt = async (id: string) => (await this.repository.load(organizationDecider, organizationStream(id))).state.createdAt;
     const wanted = await idOfRequest(requestedId, madeAt, at, () => this.ids.next('org'));
-    const { organizationId, made } = await this.claimSlug(profile.slug, wanted, at);
+    const { organizationId, made } = await this.claimSlug(profile.slug, wanted, requestedId, at);
     if (made) return this.madeBefore(organizationId);
     const settings: OrganizationSettings = { ...DEFAULT_SETTINGS, ...patch, quoteDefaults: { ...DEFAULT_SETTINGS.quoteDefaults, ...patch?.quoteDefaults } };
     // Minted on every creation in case the settings need a secret; only the events keep it, sealed.
     const secretId = this.ids.next('whs');
     const secret = newSigningSecret();
     const mintedSecret = { secretId, sealedSecret: this.seal.seal(secret, { organizationId, secretId }) };
-    const created = organizationDecider.decide({ type: 'createOrganization', organizationId, profile, settings, mintedSecret, at }, organizationDecider.initialState());
+    const request = organizationId === requestedId ? requestedId : undefined;
+    const created = organizationDecider.decide({ type: 'createOrganization', organizationId, profile, settings, mintedSecret, request, at }, organizationDecider.initialState());
     let position: number;
     try {
       ({ position } = await this.events.appendToStream(organizationStream(organizationId), created.map((event) => ({ ...event, metadata: ADMIN })), 'no_stream'));
@@ -116,10 +117,12 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
 
   /**
    * The id to create the organization under: a new claim's, or that of a claim whose organization
-   * was never created. `made` when the slug's organization exists and is the one `organizationId`
-   * names (a keyed request's, made by an earlier attempt of it).
+   * was never created. `made` when the slug's organization exists and `request` (a keyed
+   * request's id, which `organizationId` is then) created it in an earlier attempt. Not when the
+   * organization only has that id: another creation takes over the claim a crashed attempt left
+   * without an organization, under the claim's id.
    */
-  private async claimSlug(slug: string, organizationId: string, at: number): Promise<{ organizationId: string; made: boolean }> {
+  private async claimSlug(slug: string, organizationId: string, request: string | undefined, at: number): Promise<{ organizationId: string; made: boolean }> {
     const claimed: OrganizationSlugClaimed = { type: 'organizationSlug.v1.claimed', data: { slug, organizationId, at } };
     try {
       await this.events.appendToStream(slugStream(slug), [{ ...claimed, metadata: ADMIN }], 'no_stream');
@@ -130,7 +133,10 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
     const [claim] = await this.events.readStream(slugStream(slug), { maxCount: 1 });
     const claimedFor = (claim.data as OrganizationSlugClaimed['data']).organizationId;
     if ((await this.events.readStream(organizationStream(claimedFor), { maxCount: 1 })).length === 0) return { organizationId: claimedFor, made: false };
-    if (claimedFor === organizationId) return { organizationId, made: true };
+    if (request !== undefined && claimedFor === organizationId) {
+      const { state } = await this.repository.load(organizationDecider, organizationStream(organizationId));
+      if (state.createdBy === request) return { organizationId, made: true };
+    }
     throw new SlugTaken(slug);
   }
 }

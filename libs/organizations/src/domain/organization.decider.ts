@@ -19,6 +19,8 @@ export interface OrganizationState {
   hasSigningSecret: boolean;
   /** when the organization was created; null before */
   createdAt: number | null;
+  /** the keyed request that created it (idempotentId); null without a key, or before */
+  createdBy: string | null;
   /** every API key ever made, revoked ones too, by id: a keyed request's retry finds its key (createApiKey) */
   keysMade: Readonly<Record<string, { name: string; readOnly: boolean; at: number }>>;
   /** when each signing secret was made, by id: a keyed rotation's retry finds its secret (rotateSigningSecret) */
@@ -33,6 +35,8 @@ export type OrganizationCommand =
       settings: OrganizationSettings;
       /** minted and sealed by the caller in case the settings need a signing secret */
       mintedSecret: MintedSecret;
+      /** the keyed request creating it (idempotentId), recorded on the creation */
+      request?: string;
       at: number;
     }
   | {
@@ -83,6 +87,7 @@ const initialState = (): OrganizationState => ({
   activeKeys: [],
   hasSigningSecret: false,
   createdAt: null,
+  createdBy: null,
   keysMade: {},
   secretsMade: {},
 });
@@ -96,7 +101,8 @@ function decide(command: OrganizationCommand, state: OrganizationState): Organiz
   switch (command.type) {
     case 'createOrganization': {
       if (state.exists) throw new ValidationFailed([{ path: 'id', message: 'organization already exists' }]);
-      const created: OrganizationEvent = { type: 'organization.v1.created', data: { organizationId: command.organizationId, profile: command.profile, settings: command.settings, at: command.at } };
+      const data = { organizationId: command.organizationId, profile: command.profile, settings: command.settings, at: command.at };
+      const created: OrganizationEvent = { type: 'organization.v1.created', data: command.request === undefined ? data : { ...data, request: command.request } };
       return needsSigningSecret(command.settings) ? [created, firstSecret(command.organizationId, command.mintedSecret, command.at)] : [created];
     }
     case 'updateOrganization': {
@@ -171,7 +177,7 @@ function decide(command: OrganizationCommand, state: OrganizationState): Organiz
 function evolve(state: OrganizationState, event: OrganizationEvent): OrganizationState {
   switch (event.type) {
     case 'organization.v1.created':
-      return { ...state, exists: true, organizationId: event.data.organizationId, profile: event.data.profile, settings: event.data.settings, createdAt: event.data.at };
+      return { ...state, exists: true, organizationId: event.data.organizationId, profile: event.data.profile, settings: event.data.settings, createdAt: event.data.at, createdBy: event.data.request ?? null };
     case 'organization.v1.profileChanged':
       return { ...state, profile: { ...state.profile!, ...event.data.changes } };
     case 'organization.v1.settingsChanged':

@@ -28,7 +28,15 @@ export interface OrganizationProfile {
 }
 
 export type OrganizationEvent =
-  | { type: 'organization.v1.created'; data: { organizationId: string; profile: OrganizationProfile; settings: OrganizationSettings; at: number } }
+  | {
+      type: 'organization.v1.created';
+      /**
+       * `request`: the keyed request that created it (idempotentId), absent without a key. Its
+       * retry after a lost answer finds the organization by it: the id alone does not say so, as
+       * another creation may take over a claim its request left without an organization.
+       */
+      data: { organizationId: string; profile: OrganizationProfile; settings: OrganizationSettings; at: number; request?: string };
+    }
   | { type: 'organization.v1.profileChanged'; data: { organizationId: string; changes: Partial<Omit<OrganizationProfile, 'slug'>>; at: number } }
   | { type: 'organization.v1.settingsChanged'; data: { organizationId: string; settings: OrganizationSettings; at: number } }
   | {
