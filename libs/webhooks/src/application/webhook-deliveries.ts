@@ -63,8 +63,8 @@ export class WebhookDeliveries {
     for (let attempt = 1; ; attempt++) {
       const record = await this.owned(organizationId, deliveryId);
       const now = this.clock.now();
-      const made = record.redeliveredBy;
-      if (request !== undefined && made?.request === request && now - made.at < REQUEST_RETRY_WINDOW_MS) return;
+      const madeAt = request !== undefined && record.redeliveredBy && Object.hasOwn(record.redeliveredBy, request) ? record.redeliveredBy[request] : null;
+      if (madeAt !== null && now - madeAt < REQUEST_RETRY_WINDOW_MS) return;
       if (isInFlight(record)) throw new AlreadyInFlight();
       const schedule = record.fastPath ? this.config.pricingRetryScheduleMs : this.config.webhookRetryScheduleMs;
       // A record stored before a field was redacted loses it with this write.

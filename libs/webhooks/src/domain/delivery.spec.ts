@@ -1,3 +1,4 @@
+import { REQUEST_RETRY_WINDOW_MS } from '@lib/shared';
 import { afterAttempt, deliveryId, isInFlight, redelivered, retryDelay, withoutLineItems, type DeliveryRecord, type WebhookEnvelope } from './delivery';
 
 const SCHEDULE = [0, 60_000, 300_000, 900_000];
@@ -95,6 +96,16 @@ describe('delivery records', () => {
     it('given a schedule whose first delay is not zero, then the redelivery is not due before that delay', () => {
       const next = redelivered(record({ status: 'failed' }), 100_000, [5_000, 60_000], undefined, () => 0);
       expect(next.scheduledFor).toBe(105_000);
+    });
+
+    it('remembers each keyed request that redelivered within the retry window, whatever came between, and forgets older ones', () => {
+      const first = redelivered(record({ status: 'failed' }), 100_000, SCHEDULE, 'redeliver_a');
+      const unkeyed = redelivered({ ...first, status: 'delivered' }, 200_000, SCHEDULE);
+      const second = redelivered({ ...unkeyed, status: 'delivered' }, 300_000, SCHEDULE, 'redeliver_b');
+      expect(second.redeliveredBy).toEqual({ redeliver_a: 100_000, redeliver_b: 300_000 });
+      const dayLater = redelivered({ ...second, status: 'delivered' }, 100_000 + REQUEST_RETRY_WINDOW_MS, SCHEDULE);
+      expect(dayLater.redeliveredBy).toEqual({ redeliver_b: 300_000 });
+      expect(redelivered(record({ status: 'failed' }), 100_000, SCHEDULE).redeliveredBy).toBeUndefined();
     });
 
     it('knows which statuses are in flight', () => {

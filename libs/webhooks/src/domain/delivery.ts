@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ReadDocument } from '@lib/read-store';
+import { REQUEST_RETRY_WINDOW_MS } from '@lib/shared';
 
 /** Every webhook event name of decisions §9. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -133,10 +134,11 @@ export interface DeliveryRecord extends ReadDocument {
    */
   leaseOwner?: string | null;
   /**
-   * The keyed request (idempotentId) that made the latest redelivery, and when: its retry after a
-   * lost answer is answered as the first was instead of redelivering again. Absent without a key.
+   * The keyed requests (idempotentId) that redelivered it in the last REQUEST_RETRY_WINDOW_MS, and
+   * when: the retry of one after a lost answer is answered as the first was instead of
+   * redelivering again, whatever redeliveries came between. Absent before any keyed redelivery.
    */
-  redeliveredBy?: { request: string; at: number } | null;
+  redeliveredBy?: Record<string, number>;
   _rev: number;
 }
 
@@ -195,9 +197,13 @@ export function isInFlight(record: Pick<DeliveryRecord, 'status'>): boolean {
  * generation (the id, and with it X-Service-Delivery, stays the same).
  */
 export function redelivered(record: DeliveryRecord, now: number, schedule: readonly number[], request?: string, random: () => number = Math.random): DeliveryRecord {
+  const { redeliveredBy: before, ...rest } = record;
+  // Requests older than their retry window are forgotten: the same request later is a new one.
+  const recent = Object.entries(before ?? {}).filter(([, at]) => now - at < REQUEST_RETRY_WINDOW_MS);
+  const requests = request === undefined ? recent : [...recent, [request, now] as const];
   return {
-    ...record,
-    redeliveredBy: request === undefined ? null : { request, at: now },
+    ...rest,
+    ...(requests.length > 0 ? { redeliveredBy: Object.fromEntries(requests) } : {}),
     status: 'pending',
     attempts: 0,
     maxAttempts: Math.max(1, schedule.length),
