@@ -116,6 +116,10 @@ describe('GET /storefront/v1/sessions/{sessionId}/stream', () => {
       expect(JSON.parse(client.body).error.code).toBe('unauthorized');
     }
     expect((await open(`/storefront/v1/sessions/ses_unknown/stream?token=${other.customerToken}`)).response.statusCode).toBe(401);
+    const twice = await open(`/storefront/v1/sessions/${sessionId}/stream?token=${other.customerToken}&token=${other.customerToken}`);
+    expect(twice.response.statusCode).toBe(401);
+    for (const deadline = Date.now() + 5_000; !twice.ended && Date.now() < deadline; ) await pause(10);
+    expect(JSON.parse(twice.body).error.message).toContain('more than once');
   });
 
   it('sends the session at once, then every change: configuration, an external price, submit', async () => {

@@ -38,7 +38,8 @@ function addCommonErrors(document: OpenAPIObject): void {
       const common: Record<string, string[]> = { '429': ['rate_limited'], '500': ['internal_error'], '503': ['unavailable'] };
       if (write) Object.assign(common, { '400': ['invalid_json'], '413': ['payload_too_large'], '415': ['unsupported_media_type'] });
       if (write || /\{|\?/.test(path) || operation.parameters?.some((p: { in: string }) => p.in === 'query')) common['422'] = ['validation_error'];
-      if (path.includes('{')) common['404'] = ['not_found'];
+      // A customer's session is answered 401 when unknown, as another session's (sessions-and-submissions.md).
+      if (path.includes('{') && !path.startsWith('/storefront/v1/sessions/')) common['404'] = ['not_found'];
       if (path.startsWith('/api/v1/') && !path.startsWith('/api/v1/configuration-sessions')) {
         common['401'] = ['unauthorized'];
         common['403'] = write || method === 'delete' ? ['forbidden_plan', 'read_only_key'] : ['forbidden_plan'];

@@ -83,6 +83,18 @@ function hasPrototypeNamedKey(value: unknown): boolean {
   return Object.keys(value).some((key) => PROTOTYPE_MEMBERS.has(key) || hasPrototypeNamedKey((value as Record<string, unknown>)[key]));
 }
 
+/**
+ * A query's refusal with each parameter given more than once told so, rather than that it is no
+ * number or no string (the parser hands a repeated parameter over as an array: no parameter takes
+ * several values). An unknown parameter is still told it is unknown, repeated or not.
+ */
+function toldOfRepeats(refusal: ValidationFailed, query: object): ValidationFailed {
+  const repeated = new Set(Object.entries(query).flatMap(([name, given]) => (Array.isArray(given) ? [name] : [])));
+  if (repeated.size === 0) return refusal;
+  const fields = refusal.fields.map((field) => (repeated.has(field.path) && field.message !== 'unknown field' ? { path: field.path, message: 'given more than once' } : field));
+  return new ValidationFailed(fields.filter((field, index) => fields.findIndex((other) => other.path === field.path && other.message === field.message) === index));
+}
+
 /** How many distinct query strings per query class keep their validated form. */
 const QUERIES_KEPT = 1_000;
 
@@ -98,14 +110,13 @@ class QueryRememberingValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const type = metadata.metatype;
     if (metadata.type !== 'query' || !type || !value || typeof value !== 'object') return this.validated(value, metadata);
-    // No query parameter takes several values: one given twice is told so, not that it is no number.
-    const repeated = Object.entries(value).filter(([, given]) => Array.isArray(given));
-    if (repeated.length > 0) throw new ValidationFailed(repeated.map(([name]) => ({ path: name, message: 'given more than once' })));
     const key = JSON.stringify(value);
     let valid = this.validQueries.get(type);
     const kept = valid?.get(key);
     if (kept) return Object.assign(Object.create(type.prototype as object) as object, kept);
-    const result = (await this.validated(value, metadata)) as object;
+    const result = (await this.validated(value, metadata).catch((error: unknown) => {
+      throw error instanceof ValidationFailed ? toldOfRepeats(error, value) : error;
+    })) as object;
     if (!valid) this.validQueries.set(type, (valid = new LruMap(QUERIES_KEPT)));
     valid.set(key, { ...result });
     return result;

@@ -4,6 +4,7 @@ import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiPr
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiErrors, bearerToken } from '@lib/http';
 import { countWhenClosed, Metrics } from '@lib/observability';
+import { Unauthorized } from '@lib/shared';
 import { SessionReader } from '../application/session-reader';
 import { EVENT_STREAM_HEADERS, SessionEventStreams } from '../live/session-event-streams';
 
@@ -36,10 +37,11 @@ export class SessionStreamController {
   @ApiErrors('unauthorized', 'rate_limited')
   async stream(
     @Param('sessionId') sessionId: string,
-    @Query('token') queryToken: string | undefined,
+    @Query('token') queryToken: string | string[] | undefined,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
+    if (Array.isArray(queryToken)) throw new Unauthorized('The customer token was given more than once (?token=).');
     const document = await this.sessions.authorize(sessionId, bearerToken(request) ?? (typeof queryToken === 'string' ? queryToken : null));
     // An expired session changes no more: 204 tells EventSource not to reconnect (the stream that
     // was open pushed the expiry, then ended).
