@@ -2,6 +2,8 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
+import { WEBHOOK_EVENT_TYPES } from '@lib/webhooks';
+import { WEBHOOK_EVENT_DATA } from '@lib/webhooks/http/webhook-event-data.dto';
 import { QuoteFixtures } from './quotes-fixtures';
 import { TestApp } from './support/test-app';
 
@@ -64,6 +66,18 @@ describe('GET /openapi.yaml', () => {
     const organization = document.paths['/api/v1/organization'].get.responses['200'].content['application/json'].schema;
     const fields = Object.keys(document.components.schemas[organization.$ref.split('/').pop()].properties);
     expect(fields.sort()).toEqual(['currency', 'externalPricingEnabled', 'id', 'locale', 'name', 'plan', 'slug', 'unitSystem']);
+  });
+
+  it('describes the data of every webhook event, each a schema of its own that the envelope\'s `data` refers to', () => {
+    const data = document.components.schemas.WebhookEnvelopeResponse.properties.data;
+    const referenced = data.anyOf.map((schema: { $ref: string }) => schema.$ref);
+    for (const event of WEBHOOK_EVENT_TYPES) {
+      const name = WEBHOOK_EVENT_DATA[event].name;
+      expect({ event, described: name in document.components.schemas, referenced: referenced.includes(`#/components/schemas/${name}`) }).toEqual({ event, described: true, referenced: true });
+      // Only this description ties `event` to a schema: OpenAPI 3.0 has no discriminator that reads a field beside `data`.
+      expect(data.description).toContain(`\`${event}\` → ${name}`);
+    }
+    expect(referenced).toHaveLength(WEBHOOK_EVENT_TYPES.length);
   });
 
   it('describes the nulls the API answers with so that a strict OpenAPI 3.0 validator accepts them (nullable only beside type, never around a $ref)', async () => {

@@ -7,6 +7,7 @@ import { IdempotencyStore } from '@lib/http';
 import { submissionStream } from '@lib/submissions/domain/submission.events';
 import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/domain/example.fixture';
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
+import { DocumentedShapes } from './support/documented-shapes';
 import { BODIES_REFUSED } from './support/refused-bodies';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 
@@ -475,6 +476,19 @@ describe('live pricing', () => {
     const answer = { lineItems: [{ description: 'Window, installed', quantity: 1, unitPrice: 1234.5, itemType: 'window', externalRef: 'erp:q:1' }, { description: 'Delivery', quantity: 1, unitPrice: 50 }] };
     const submit = (sessionId: string, customerToken: string) =>
       app.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, { token: customerToken, body: { customer: { name: 'Ada Lovelace', email: 'ada@example.com' } } });
+
+    it('sends pricing.calculated as the OpenAPI document describes it, in every context, with no field it leaves out', async () => {
+      const documented = await DocumentedShapes.of(app);
+      const { sessionId, customerToken } = await configuredSession(app, live);
+      const configured = await receiver.next(isPricingFor(sessionId));
+      const { submissionId } = (await submit(sessionId, customerToken)).body;
+      const submitted = await receiver.next(isPricingFor(sessionId, 'submission'));
+      expect((await app.request('POST', `/admin/v1/organizations/${live.organizationId}/submissions/${submissionId}/autofill`, { token: ADMIN_TOKEN })).status).toBe(202);
+      const autofill = await receiver.next(isPricingFor(sessionId, 'autofill'));
+      for (const delivery of [configured, submitted, autofill]) {
+        expect({ context: delivery.body.data.context, errors: documented.dataErrors(delivery.body) }).toEqual({ context: delivery.body.data.context, errors: [] });
+      }
+    });
 
     it('a submit without a matching answer asks for a final price; the late answer is frozen onto the submission and a quote uses it', async () => {
       const { sessionId, customerToken, session } = await configuredSession(app, live);

@@ -1,7 +1,8 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { PageQuery } from '@lib/http';
 import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, type DeliveryStatus, type WebhookEventType } from '../domain/delivery';
+import { WEBHOOK_EVENT_DATA } from './webhook-event-data.dto';
 
 export class ListEventsQuery extends PageQuery {
   @ApiPropertyOptional({ enum: WEBHOOK_EVENT_TYPES, description: 'Event name as delivered' })
@@ -77,6 +78,12 @@ export class WebhookOrganizationRef {
   @ApiProperty() slug: string;
 }
 
+const EVENT_DATA = Object.entries(WEBHOOK_EVENT_DATA);
+
+// anyOf, not oneOf: several quote events have the same shape (quote.viewed, quote.expiring_soon,
+// quote.expired, a logged quote.sent), so their payloads match several schemas and a validator
+// would refuse every one of them under oneOf.
+@ApiExtraModels(...Object.values(WEBHOOK_EVENT_DATA))
 export class WebhookEnvelopeResponse {
   @ApiProperty({ enum: ['1.0'] }) version: string;
   @ApiProperty({ description: 'The delivery id' }) id: string;
@@ -86,7 +93,14 @@ export class WebhookEnvelopeResponse {
   @ApiProperty({ type: WebhookOrganizationRef }) organization: WebhookOrganizationRef;
   @ApiProperty({ enum: ['en', 'de', 'nl'] }) orgLocale: string;
   @ApiProperty({ type: String, nullable: true }) customerLocale: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Event-specific data (decisions §9)' }) data: Record<string, unknown>;
+  @ApiProperty({
+    anyOf: EVENT_DATA.map(([, schema]) => ({ $ref: getSchemaPath(schema) })),
+    description:
+      'Event-specific data (decisions §9). `event` tells which schema applies: ' +
+      EVENT_DATA.map(([event, schema]) => `\`${event}\` → ${schema.name}`).join(', ') +
+      '. Fields may be added to an event: ignore the ones you do not know.',
+  })
+  data: Record<string, unknown>;
 }
 
 export class DeliveryRecordDetailResponse extends DeliveryRecordResponse {
