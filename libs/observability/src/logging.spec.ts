@@ -133,6 +133,16 @@ describe('request logging', () => {
     expect(written.join('')).not.toContain('SECRET3');
   });
 
+  it('hides e-mail addresses in messages and error text: a mail server quotes the recipient it refuses', () => {
+    const written: string[] = [];
+    const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });
+    const root = createLogger({ level: 'info', name: 'test', destination });
+    root.error('quote e-mail m_1 failed after 2 attempt(s): 550 5.1.1 <grace.private@example.com>: Recipient address rejected');
+    root.error({ err: new Error('all recipients were rejected: <ada@example.com>') }, 'failed');
+    expect(written.join('')).not.toContain('@example.com');
+    expect(JSON.parse(written[0]).msg).toContain('<[e-mail]>: Recipient address rejected');
+  });
+
   it('writes no request lines above info, while other lines are still written', async () => {
     const written: string[] = [];
     const destination = new Writable({ write: (chunk, _encoding, done) => (written.push(chunk.toString()), done()) });

@@ -2,7 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger as NestPinoLogger, PinoLogger } from 'nestjs-pino';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { redactText, redactUrl } from './redaction';
+import { redactLogText, redactUrl } from './redaction';
 import { REQUEST_ID_HEADER } from './request-id';
 
 /** Probes and scrapes are answered, counted in metrics, but not logged line by line. */
@@ -47,8 +47,8 @@ function isoTimeOfMillisecond(): string {
 
 const errorSerializer = (error: unknown) => {
   const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
-  if (typeof serialized?.message === 'string') serialized.message = redactText(serialized.message);
-  if (typeof serialized?.stack === 'string') serialized.stack = redactText(serialized.stack);
+  if (typeof serialized?.message === 'string') serialized.message = redactLogText(serialized.message);
+  if (typeof serialized?.stack === 'string') serialized.stack = redactLogText(serialized.stack);
   return serialized;
 };
 
@@ -72,10 +72,10 @@ export function createLogger(options: { level: string; name: string; destination
         logMethod(args, method) {
           for (let i = 0; i < args.length; i++) {
             const arg = args[i] as unknown;
-            if (typeof arg === 'string') args[i] = redactText(arg);
+            if (typeof arg === 'string') args[i] = redactLogText(arg);
             // A message given as the logged object's `msg` (how nestjs-pino passes an object with one) is text too.
             else if (arg && typeof arg === 'object' && typeof (arg as { msg?: unknown }).msg === 'string') {
-              args[i] = { ...(arg as object), msg: redactText((arg as { msg: string }).msg) } as never;
+              args[i] = { ...(arg as object), msg: redactLogText((arg as { msg: string }).msg) } as never;
             }
           }
           return method.apply(this, args as Parameters<typeof method>);

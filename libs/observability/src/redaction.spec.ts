@@ -1,7 +1,7 @@
 import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
-import { redactText, redactUrl } from './redaction';
+import { redactLogText, redactText, redactUrl } from './redaction';
 
 /** A pricing capability token as the pricing loop issues them: `pct_` + 43 base64url characters. */
 const PCT = `pct_${'Ab3-Xy9_Qz'.repeat(4)}k0-`;
@@ -40,6 +40,8 @@ const UNMATCHED: Array<[string, string]> = [
 describe('redactUrl', () => {
   it('hides the e-mail address a contact list is filtered by, and keeps the other parameters', () => {
     expect(redactUrl('/api/v1/contacts?email=ada%40example.com&limit=5')).toBe('/api/v1/contacts?email=[redacted]&limit=5');
+    expect(redactUrl('/api/v1/contacts?email%5B%5D=bob%40example.com')).toBe('/api/v1/contacts?email%5B%5D=[redacted]');
+    expect(redactUrl('/api/v1/contacts?EMAIL[$eq]=bob%40example.com&emailing=1')).toBe('/api/v1/contacts?EMAIL[$eq]=[redacted]&emailing=1');
   });
 
   it.each([
@@ -186,5 +188,15 @@ describe('redactText', () => {
     expect(redactText('delivery evt_1 failed: HTTP 500')).toBe('delivery evt_1 failed: HTTP 500');
     // a hex SHA-256 (what audit exports keep of a token) is not a quote token
     expect(redactText(`tokenHash ${'ab12'.repeat(16)}`)).toBe(`tokenHash ${'ab12'.repeat(16)}`);
+  });
+});
+
+describe('redactLogText', () => {
+  it('hides e-mail addresses as well as what redactText hides; redactText itself keeps them (audit exports need them)', () => {
+    const refusal = 'failed after 2 attempt(s): 550 5.1.1 <grace.private@example.co.uk>: Recipient address rejected; key qk_live_abc';
+    expect(redactLogText(refusal)).toBe('failed after 2 attempt(s): 550 5.1.1 <[e-mail]>: Recipient address rejected; key [redacted]');
+    expect(redactText('ada@example.com')).toBe('ada@example.com');
+    expect(redactLogText('https://user:secret@hooks.example.com/x')).toBe('https://user:[redacted]@hooks.example.com/x');
+    expect(redactLogText('no address @ here')).toBe('no address @ here');
   });
 });

@@ -30,7 +30,8 @@ function isCredentialName(name: string): boolean {
   return CREDENTIAL_PARTS.some((part) => compact.includes(part)) || CREDENTIAL_ENDINGS.test(compact);
 }
 
-const unloggedQueryParam = (name: string): boolean => isCredentialName(name) || name.toLowerCase() === 'email';
+/** A credential, or an e-mail filter in any casing or bracketed form (`email`, `EMAIL`, `email[]`, `email[$eq]`). */
+const unloggedQueryParam = (name: string): boolean => isCredentialName(name) || /^email(\[.*)?$/i.test(name);
 
 /** Secrets recognisable by their shape, wherever they appear in a message. */
 const SECRET_SHAPES: RegExp[] = [
@@ -149,6 +150,21 @@ export function redactText(text: string): string {
   return out
     .replace(QUERY_PAIR, (pair, start: string, name: string) => (isCredentialName(safeDecode(name)) ? `${start}${name}=${REDACTED}` : pair))
     .replace(URL_PASSWORD, `$1${REDACTED}@`);
+}
+
+/** An e-mail address in free text (what a mail server's refusal quotes, say). */
+const EMAIL_ADDRESS = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
+
+/**
+ * A log message with what redactText hides and every e-mail address hidden as well: addresses are
+ * personal data, which the logs leave out (observability.md). Only for logs: an audit export
+ * keeps a customer's address, its auditors need it. Until 2026-11-27 a mail server's refusal
+ * ("550 <ada@example.com>: Recipient address rejected") was logged with the address (found by a
+ * review).
+ */
+export function redactLogText(text: string): string {
+  const redacted = redactText(text);
+  return redacted.includes('@') ? redacted.replace(EMAIL_ADDRESS, '[e-mail]') : redacted;
 }
 
 /** A query parameter in free text: its name and value (kept unless isCredentialName). */
