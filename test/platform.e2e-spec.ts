@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { EventStore } from '@lib/event-store';
 import { createLogger, flushRequestLines } from '@lib/observability';
 import { QuoteFixtures } from './quotes-fixtures';
 import { BODIES_REFUSED } from './support/refused-bodies';
@@ -82,6 +83,35 @@ describe('platform: authentication, errors and limits over HTTP', () => {
   });
 
   describe('error envelope', () => {
+    it.each([
+      ['a full disk (SQLite)', Object.assign(new Error('database or disk is full'), { name: 'SqliteError', code: 'SQLITE_FULL' })],
+      ['a read-only store (SQLite)', Object.assign(new Error('disk I/O error'), { name: 'SqliteError', code: 'SQLITE_IOERR_WRITE' })],
+      ['a full file system', Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })],
+      ['an unreachable MongoDB', Object.assign(new Error('connection refused'), { name: 'MongoServerSelectionError' })],
+      ['an unreachable Kafka', Object.assign(new Error('Connection error'), { name: 'KafkaJSConnectionError' })],
+    ])('answers a write that %s refuses with 503 unavailable and Retry-After, not 500, and stores nothing', async (_what, failure) => {
+      const events = app.get(EventStore);
+      const refused = jest.spyOn(events, 'appendToStream').mockRejectedValueOnce(failure);
+      const before = (await app.request('GET', '/api/v1/leads?limit=100', { token: org.apiKey })).body.data.length;
+      try {
+        const res = await app.request('POST', `/storefront/v1/${org.slug}/leads`, { body: { name: 'Ada', email: 'ada@example.com', message: 'Three windows, please.' } });
+        expect([res.status, res.body.error.code, res.headers['retry-after']]).toEqual([503, 'unavailable', '5']);
+      } finally {
+        refused.mockRestore();
+      }
+      expect((await app.request('GET', '/api/v1/leads?limit=100', { token: org.apiKey })).body.data).toHaveLength(before);
+    });
+
+    it('answers a failure of no known engine with 500 internal_error', async () => {
+      const refused = jest.spyOn(app.get(EventStore), 'appendToStream').mockRejectedValueOnce(Object.assign(new Error('constraint failed'), { code: 'SQLITE_CONSTRAINT' }));
+      try {
+        const res = await app.request('POST', `/storefront/v1/${org.slug}/leads`, { body: { name: 'Ada', email: 'ada@example.com', message: 'Three windows, please.' } });
+        expect([res.status, res.body.error.code, res.headers['retry-after']]).toEqual([500, 'internal_error', undefined]);
+      } finally {
+        refused.mockRestore();
+      }
+    });
+
     it('answers unknown routes with 404 not_found', async () => {
       const res = await app.request('GET', '/api/v1/nothing-here', { token: org.apiKey });
       expect(res.status).toBe(404);

@@ -35,7 +35,33 @@ export function toErrorResponse(exception: unknown): { status: number; body: Err
   const fastifyCode = (exception as { code?: string })?.code;
   if (typeof fastifyCode === 'string' && fastifyCode.startsWith('FST_')) return fromFastifyError(exception as { code: string; statusCode?: number });
   if (exception instanceof SyntaxError) return { status: 400, body: errorBody('invalid_json', 'The request body is not valid JSON.') };
+  if (isEngineUnavailable(exception)) {
+    return { status: 503, body: errorBody('unavailable', 'A store the service writes to is unavailable (full, read-only or unreachable). Try again later.'), retryAfter: ENGINE_RETRY_AFTER_SECONDS };
+  }
   return { status: 500, body: errorBody('internal_error', 'Internal error.') };
+}
+
+/** How long a client is asked to wait after a store failed: a full disk or a failover takes seconds, not one. */
+const ENGINE_RETRY_AFTER_SECONDS = 5;
+
+/** SQLite result codes of a store that cannot take a write now (full, read-only, I/O, locked), not of a bad request or a bug. */
+const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|BUSY|LOCKED|PROTOCOL)/;
+/** File-system errors of the same kind (a PDF, a mail file, a key beside the stores). */
+const FILE_UNAVAILABLE = new Set(['ENOSPC', 'EIO', 'EROFS', 'EDQUOT']);
+/** Driver errors of an unreachable engine: MongoDB's network and selection errors, any KafkaJS error, EventStoreDB's unavailable. */
+const ENGINE_ERROR_NAMES = /^(Mongo(Network|NetworkTimeout|ServerSelection|NotConnected|TopologyClosed)Error|KafkaJS\w*|UnavailableError)$/;
+
+/**
+ * Whether a failure is a backing engine's that cannot serve now (decisions §3: 503 `unavailable`
+ * with `Retry-After`), told by the error's code or name so that this module needs none of the
+ * drivers. Until 2026-11-27 a full disk or a read-only store was answered 500 `internal_error`,
+ * which a client does not retry and an alert takes for a bug (found by a review).
+ */
+function isEngineUnavailable(exception: unknown): boolean {
+  if (!exception || typeof exception !== 'object') return false;
+  const { code, name } = exception as { code?: unknown; name?: unknown };
+  if (typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || FILE_UNAVAILABLE.has(code))) return true;
+  return typeof name === 'string' && ENGINE_ERROR_NAMES.test(name);
 }
 
 function fromFastifyError(error: { code: string; statusCode?: number }) {
