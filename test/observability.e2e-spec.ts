@@ -216,6 +216,19 @@ describe('observability over HTTP', () => {
     expect(logs.lines.find((l) => l.requestId === unmatched.headers['x-request-id'])).toMatchObject({ req: { url: '/storefront//v1/quotes/[redacted]' }, res: { statusCode: 404 } });
   });
 
+  it('logs and counts the requests Fastify answers before its hooks (a path it cannot decode, a parameter too long to route)', async () => {
+    const scrape = async () => (await app.request('GET', '/metrics')).body as string;
+    const unmatched = (text: string) => Number(/http_requests_total\{method="GET",route="unmatched",status="404"\} (\d+)/.exec(text)?.[1] ?? 0);
+    const before = unmatched(await scrape());
+    for (const [id, path] of [['bad-escape-1', '/api/v1/quotes/%E0%A4%A'], ['long-param-1', `/api/v1/quotes/${'a'.repeat(2_100)}`]]) {
+      const res = await app.request('GET', path, { headers: { 'x-request-id': id } });
+      expect([res.status, res.body.error.code, res.headers['x-request-id']]).toEqual([404, 'not_found', id]);
+      const line = await waitFor(async () => logs.lines.find((l) => l.requestId === id), (found) => found !== undefined);
+      expect(line).toMatchObject({ msg: 'request completed', req: { method: 'GET' }, res: { statusCode: 404 } });
+    }
+    expect(unmatched(await waitFor(scrape, (text) => unmatched(text) >= before + 2))).toBe(before + 2);
+  });
+
   it('keeps every line JSON with a level and time', async () => {
     expect(logs.lines.length).toBeGreaterThan(10);
     for (const line of logs.lines) {

@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from '@lib/shared/testing/processes';
@@ -112,6 +113,34 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(leads.body.data.map((l: { name: string }) => l.name).sort()).toEqual(['Jane', 'Slow Sam']);
 
     product.child.kill('SIGTERM');
+    expect(await product.exited).toBe(0);
+  }, 120_000);
+
+  it('answers a request that arrives on a kept-alive connection while it closes with 503 unavailable in the envelope, Retry-After and its request id', async () => {
+    product = await startProduct(env());
+    const org = await call('POST', '/admin/v1/organizations', ADMIN_TOKEN, { name: 'Closing Windows', slug: 'closing-windows' });
+    expect(org.status).toBe(201);
+    // Request A is in flight (its body still arriving) when the signal comes; B follows it on the same connection.
+    const body = JSON.stringify({ name: 'Kept Alive', email: 'kept@example.com', message: 'Pipelined' });
+    const url = new URL(product.baseUrl);
+    const socket = connect(Number(url.port), url.hostname);
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    const head = (id: string) =>
+      `POST /storefront/v1/closing-windows/leads HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\n\r\n`;
+    socket.write(head('kept-a') + body.slice(0, 10));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    product.child.kill('SIGTERM');
+    await until('the listener closed', async () => fetch(`${product!.baseUrl}/healthz`).then(() => false, () => true));
+    socket.write(body.slice(10) + head('kept-b') + body);
+    await closed;
+    const answers = received.split(/(?=HTTP\/1\.1 )/);
+    expect(answers.map((answer) => answer.split('\r\n', 1)[0])).toEqual(['HTTP/1.1 201 Created', 'HTTP/1.1 503 Service Unavailable']);
+    const refused = answers[1];
+    expect(refused).toMatch(/\r\nretry-after: 1\r\n/i);
+    expect(refused).toMatch(/\r\nx-request-id: kept-b\r\n/i);
+    expect(JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: { code: 'unavailable' } });
     expect(await product.exited).toBe(0);
   }, 120_000);
 

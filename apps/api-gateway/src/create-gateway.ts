@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
 import { ReadYourWrites } from '@lib/event-sourcing';
-import { configureHttpApplication, createHttpAdapter, EarlyListAnswers, type KeptPage } from '@lib/http';
+import { configureHttpApplication, createHttpAdapter, EarlyListAnswers, UnroutedAnswers, type KeptPage } from '@lib/http';
 import { createLogger, createNestLogger, logRequestCompleted, Metrics, redactUrl, registerHttpMetrics, registerRequestLogging, requestIdFrom, REQUEST_ID_HEADER } from '@lib/observability';
 import type { AppConfig } from '@lib/shared';
 import { GatewayModule, type GatewayOptions } from './gateway.module';
@@ -18,7 +18,8 @@ export async function createGatewayApp(config: AppConfig, options: GatewayOption
   const requestId = (raw: IncomingMessage) => requestIdFrom(raw.headers[REQUEST_ID_HEADER]);
   const early = new EarlyListAnswers();
   const loggedUrls = new WeakMap<KeptPage, string>();
-  const adapter = createHttpAdapter({ genReqId: requestId, early, trustProxy: config.trustProxy });
+  const unrouted = new UnroutedAnswers();
+  const adapter = createHttpAdapter({ genReqId: requestId, early, unrouted, trustProxy: config.trustProxy });
   // First of all hooks: requests refused by a later one are logged and carry their id too.
   registerRequestLogging(adapter.getInstance(), root);
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, options), adapter, {
@@ -28,6 +29,12 @@ export async function createGatewayApp(config: AppConfig, options: GatewayOption
   const metrics = app.get(Metrics);
   const readYourWrites = app.get(ReadYourWrites);
   registerHttpMetrics(adapter.getInstance(), metrics);
+  // Requests Fastify answered before its hooks (a malformed path) are logged and measured as the others.
+  unrouted.observe((request, reply) => {
+    const { statusCode } = reply.raw;
+    logRequestCompleted(root, { requestId: request.id, method: request.method, url: request.url, statusCode, elapsedMs: reply.elapsedTime });
+    metrics.countRequest(request.method, 'unmatched', statusCode, reply.elapsedTime);
+  });
   metrics.readWritesRefusedFrom(() => readYourWrites.refusingWrites());
   configureHttpApplication(app, {
     beforeWrite: () => readYourWrites.assertKeepingUp(),

@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationFailed } from '@lib/shared';
+import { Unavailable, ValidationFailed } from '@lib/shared';
 import { adminRefusal, apiKeyRefusal, CredentialResolver } from './auth';
 import { BeforeBodyChecks } from './before-body';
 import { duplicateKeyPaths, forbiddenKeyPaths, registerBodyShapeChecks } from './body-depth';
@@ -39,11 +39,33 @@ const PRIVATE_API_ROUTES = new Set(['/api/v1/quotes/:quoteId']);
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /**
- * `genReqId`: the id of each request (X-Request-Id), from the raw request. `early`: requests it
- * answers as they arrive never reach Fastify (see EarlyListAnswers). `trustProxy`: which proxies
- * may name the client in X-Forwarded-For (TRUST_PROXY, as Fastify takes it).
+ * Requests Fastify answers itself, before any hook runs: a path it cannot decode (bad
+ * percent-encoding) or route (a parameter over maxParamLength). Its hooks neither log nor count
+ * them, so whoever logs and counts the others watches these here. Until 2026-11-27 they left no
+ * trace at all, so probing with malformed URLs went unseen (found by a review).
  */
-export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) => string; early?: EarlyListAnswers; trustProxy?: boolean | number | string } = {}): FastifyAdapter {
+export class UnroutedAnswers {
+  private readonly observers: Array<(request: FastifyRequest, reply: FastifyReply) => void> = [];
+
+  /** `observe` is called with each such request once its answer is sent. */
+  observe(observe: (request: FastifyRequest, reply: FastifyReply) => void): void {
+    this.observers.push(observe);
+  }
+
+  watch(request: FastifyRequest, reply: FastifyReply): void {
+    if (this.observers.length > 0) reply.raw.once('close', () => this.observers.forEach((observe) => observe(request, reply)));
+  }
+}
+
+/**
+ * `genReqId`: the id of each request (X-Request-Id), from the raw request. `early`: requests it
+ * answers as they arrive never reach Fastify (see EarlyListAnswers). `unrouted`: requests Fastify
+ * answers before its hooks, to be logged and counted. `trustProxy`: which proxies may name the
+ * client in X-Forwarded-For (TRUST_PROXY, as Fastify takes it).
+ */
+export function createHttpAdapter(
+  options: { genReqId?: (raw: IncomingMessage) => string; early?: EarlyListAnswers; unrouted?: UnroutedAnswers; trustProxy?: boolean | number | string } = {},
+): FastifyAdapter {
   const { early } = options;
   return new FastifyAdapter({
     serverFactory: early
@@ -61,7 +83,10 @@ export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) =
     // Bodies are parsed with prototype-poisoning protection (fastify default: error).
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    return503OnClosing: true,
+    // While it closes, Fastify would answer a request on a kept-alive connection with a 503 body
+    // of its own, without the envelope, Retry-After or request id: configureHttpApplication
+    // answers those itself (2026-11-27, found by a review).
+    return503OnClosing: false,
     // Fastify answers a path parameter over 100 characters with a bare 414 of its own; let long
     // ones reach the handlers, which answer an unknown id or token with the documented 404.
     routerOptions: { maxParamLength: 2048 },
@@ -72,6 +97,7 @@ export function createHttpAdapter(options: { genReqId?: (raw: IncomingMessage) =
     // Counted against the rate limits like every other request, with their headers.
     frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) => {
       reply.header('x-request-id', request.id);
+      options.unrouted?.watch(request, reply);
       throughRateLimit(request, reply, () => reply.status(404).type('application/json').send(errorBody('not_found', 'Not found.')));
     },
     clientErrorHandler: answerClientError,
@@ -116,6 +142,19 @@ export function configureHttpApplication(
   },
 ): void {
   const fastify = app.getHttpAdapter().getInstance();
+  // Once the server closes, a request that still arrives on a kept-alive connection is refused in
+  // the envelope (decisions §3: 503 unavailable, Retry-After), and its connection closed. First of
+  // this module's hooks: nothing else is done for it.
+  let closing = false;
+  fastify.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    if (!closing) return done();
+    reply.header('Connection', 'close');
+    replyWithError(reply, new Unavailable('The service is shutting down: send the request again, another instance or this one once restarted will take it.'));
+  });
   // JSON bodies as Fastify parses them (prototype-poisoning keys refused), except that an empty
   // body is no body: clients that send `Content-Type: application/json` on every POST must not
   // get 400 on one that takes none, or whose body is optional. A refused key is a field of a
