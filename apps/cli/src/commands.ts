@@ -104,6 +104,7 @@ export async function rebuild(context: CliContext, names: string[], all: boolean
   const projections = all ? every : names.map((name) => known.get(name)!);
   const lease = await RebuildLease.acquire(context.reads, projections.map((projection) => projection.name));
   const progress = new ProgressReporter(context.err);
+  let told = false;
   const result = await rebuildProjections({
     events: context.events,
     store: context.reads,
@@ -112,11 +113,13 @@ export async function rebuild(context: CliContext, names: string[], all: boolean
     switchGraceMs: options.switchGraceMs,
     onProgress: (state) => {
       lease.check();
+      // Said as it resumes, before the first page (until 2026-11-27 only once it had finished; found by a review).
+      if (!told && state.resumedFrom > 0) line(context.out, `resumed from position ${state.resumedFrom}`);
+      told = true;
       progress.update(state);
     },
   }).finally(() => lease.release());
   progress.done();
-  if (result.resumedFrom > 0) line(context.out, `resumed from position ${result.resumedFrom}`);
   for (const projection of result.projections) {
     line(context.out, `${projection.name} v${projection.version}: generation ${projection.from} → ${projection.to}, live at position ${result.position}`);
   }
