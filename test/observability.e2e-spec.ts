@@ -144,15 +144,21 @@ describe('observability over HTTP', () => {
     const [pricing] = await receiver.waitFor((r) => r.path === '/pricing' && r.body?.event === 'pricing.calculated');
     const callback = new URL(pricing.body.data.callback.url);
     const lineItems = configured.body.basePricing.lineItems.map((item: { unitPrice: number }) => ({ ...item, unitPrice: item.unitPrice + 10 }));
+    // The partner answers 300 ms after it acknowledged the event: the wait the customer sees, which the delivery alone does not show.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const put = await app.request('PUT', callback.pathname, { body: { configHash: configured.body.configHash, lineItems } });
     expect(put.status).toBe(200);
+    // A second answer for the same configuration is no new wait.
+    expect((await app.request('PUT', callback.pathname, { body: { configHash: configured.body.configHash, lineItems } })).status).toBe(200);
     await readUntil('"source":"external"');
     await reader.cancel();
 
     const text = await waitFor(
       async () => (await app.request('GET', '/metrics')).body as string,
-      (t) => /pricing_loop_latency_seconds_count\{stage="calculated_delivered"\} 1/.test(t) && /pricing_loop_latency_seconds_count\{stage="adjustment_pushed"\} 1/.test(t),
+      (t) => /pricing_loop_latency_seconds_count\{stage="calculated_delivered"\} 1/.test(t) && /pricing_loop_latency_seconds_count\{stage="adjustment_pushed"\} \d/.test(t),
     );
+    expect(text).toMatch(/pricing_loop_latency_seconds_count\{stage="adjustment_received"\} 1\n/);
+    expect(Number(/pricing_loop_latency_seconds_sum\{stage="adjustment_received"\} ([\d.]+)/.exec(text)?.[1])).toBeGreaterThanOrEqual(0.3);
     expect(text).toMatch(/webhook_delivery_outcomes_total\{target="pricing",outcome="delivered"\} 1/);
     // Neither the customer token nor the capability token reached a log line.
     const capabilityToken = callback.pathname.split('/')[4];

@@ -3,7 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric
 import { RequestMetrics } from './request-metrics';
 
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
-export type PricingLoopStage = 'calculated_delivered' | 'adjustment_pushed';
+export type PricingLoopStage = 'calculated_delivered' | 'adjustment_received' | 'adjustment_pushed';
 
 /** Reads a gauge's current values at scrape time; an error leaves the gauge without samples. */
 type Source<T> = () => Promise<T>;
@@ -29,7 +29,7 @@ export class Metrics {
 
   readonly pricingLoopLatency = new Histogram({
     name: 'pricing_loop_latency_seconds',
-    help: 'Live pricing loop: configuration change to pricing.calculated delivered (calculated_delivered); partner adjustment to the session update pushed to the customer (adjustment_pushed)',
+    help: 'Live pricing loop: configuration change to pricing.calculated delivered (calculated_delivered); configuration change to the partner\'s first adjustment for it (adjustment_received); partner adjustment to the session update pushed to the customer (adjustment_pushed)',
     labelNames: ['stage'] as const,
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],

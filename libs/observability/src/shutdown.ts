@@ -34,10 +34,12 @@ export function stopOnSignals(app: INestApplicationContext, options: ShutdownOpt
       process.exit(1);
     }
     stopping = true;
+    // Twice the timeout (the drain, then the application's close), the not-ready time and a second to spare.
+    const allowedMs = 2 * options.timeoutMs + (options.notReadyMs ?? 0) + 1_000;
     const deadline = setTimeout(() => {
-      options.logger.error({ timeoutMs: 2 * options.timeoutMs }, 'shutdown did not finish in time; exiting');
+      options.logger.error({ timeoutMs: allowedMs }, 'shutdown did not finish in time; exiting');
       process.exit(1);
-    }, 2 * options.timeoutMs + (options.notReadyMs ?? 0) + 1_000);
+    }, allowedMs);
     deadline.unref();
     void shutDown(app, options, signal).then(
       () => {

@@ -1,7 +1,8 @@
-import { Inject, Logger } from '@nestjs/common';
+import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { RecordSubmissionContact } from '@lib/contacts';
 import { AggregateRepository } from '@lib/event-sourcing';
+import { Metrics } from '@lib/observability';
 import { OrganizationDirectory } from '@lib/organizations';
 import { APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, WriteStoredNotYetVisible, type AppConfig } from '@lib/shared';
 import { CreateSubmission, FreezeExternalPricing, priceExternalLineItems, type ExternalLineInput, type SubmissionCustomer } from '@lib/submissions';
@@ -280,6 +281,7 @@ export class RecordSessionAdjustmentHandler implements ICommandHandler<RecordSes
     private readonly organizations: OrganizationDirectory,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   async execute({ sessionId, configHash: hash, lineItems, actor, forSubmission }: RecordSessionAdjustment): Promise<RecordedAdjustment> {
@@ -294,6 +296,9 @@ export class RecordSessionAdjustmentHandler implements ICommandHandler<RecordSes
       { type: 'recordAdjustment', configHash: hash, lineItems: items, subtotal, at, idleTtlMs: this.config.sessionIdleTtlMs, forSubmission },
       { metadata: { actor }, what: 'The session' },
     );
+    // What the customer waits for: from the configuration change to the partner's first answer for it.
+    const first = !session.adjustments.some((adjustment) => adjustment.configHash === hash);
+    if (first && state.configHash === hash && state.configuredAt !== null) this.metrics?.pricingLoop('adjustment_received', at - state.configuredAt);
     try {
       await freezeOntoSubmission(this.commands, state, actor);
     } catch (error) {

@@ -21,6 +21,8 @@ export interface SessionState {
   status: StoredSessionStatus;
   configuration: Configuration | null;
   configHash: string | null;
+  /** when the current configHash was set (the customer's wait for a live price runs from here); null before */
+  configuredAt: number | null;
   basePricing: PricingBreakdown;
   /** the latest external write per configHash, for the most recently written hashes (session-adjustments.ts) */
   adjustments: Adjustment[];
@@ -88,6 +90,7 @@ const initialState = (): SessionState => ({
   status: 'active',
   configuration: null,
   configHash: null,
+  configuredAt: null,
   basePricing: EMPTY_PRICING,
   adjustments: [],
   submissionId: null,
@@ -227,6 +230,7 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
         ...state,
         configuration: event.data.configuration,
         configHash: event.data.configHash,
+        configuredAt: event.data.at,
         basePricing: event.data.basePricing,
         lastActivityAt: event.data.at,
       };
