@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -185,6 +185,22 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
     const res = await download(app, again.pdf.url);
     expect([res.status, res.bytes.subarray(0, 5).toString()]).toEqual([200, '%PDF-']);
     expect((await download(app, `/storefront/v1/quotes/${await f.customerToken(quoteId)}/pdf`)).status).toBe(200);
+  });
+
+  it('given draft changes, then only the PDF of the content as it now is stays on disk', async () => {
+    const quoteId = await f.createQuote(org, submissionId);
+    await readyPdf(quoteId);
+    const files = () => readdirSync(join(app.config.dataDir, 'pdfs', 'quotes', quoteId));
+    const [first] = files();
+    for (const notes of ['Fitted in May', 'Fitted in June', 'Fitted in July']) {
+      const before = await download(app, (await readyPdf(quoteId)).pdf.url);
+      expect((await app.request('PATCH', `/api/v1/quotes/${quoteId}`, { token: org.apiKey, body: { notes } })).status).toBe(200);
+      await until(`the PDF with ${notes}`, async () => {
+        const current = (await f.quote(org, quoteId)).pdf;
+        return current.status === 'ready' && !(await download(app, current.url)).bytes.equals(before.bytes);
+      });
+    }
+    await until('one file left', async () => files().length === 1 && files()[0] !== first);
   });
 
   it('given a draft change, then the PDF of the version is made again', async () => {

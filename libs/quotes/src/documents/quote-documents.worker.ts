@@ -59,9 +59,12 @@ export class QuoteDocumentsWorker implements OnApplicationBootstrap, BeforeAppli
     const bytes = await renderQuotePdf(record.content);
     const fileKey = pdfFileKey(record);
     await this.files.put(fileKey, bytes);
+    // The file of the content before (no record points to it), unless that content is back.
+    const superseded = record.supersededFileKey;
+    if (superseded && superseded !== fileKey) await this.files.delete(superseded);
     // a mail may be waiting for this PDF
     this.mailRunner.wake();
-    return { kind: 'done', changes: { fileKey, generatedAt: this.clock.now() } };
+    return { kind: 'done', changes: { fileKey, generatedAt: this.clock.now(), supersededFileKey: null } };
   }
 
   private async deliver(record: QuoteMailRecord): Promise<JobOutcome<QuoteMailRecord>> {

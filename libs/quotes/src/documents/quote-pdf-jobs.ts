@@ -29,6 +29,12 @@ export interface QuotePdfRecord extends JobRecord {
   /** FileStore key of the generated PDF, once ready */
   fileKey: string | null;
   generatedAt: number | null;
+  /**
+   * The file of what the record showed before it was armed again (its content changed): no record
+   * points to it any more, so it is deleted once the new file is made. Until 2026-11-27 such
+   * files stayed in `pdfs/` for good, one more for every change to a draft (found by a review).
+   */
+  supersededFileKey?: string | null;
 }
 
 export type PdfStatus = 'pending' | 'generating' | 'ready' | 'failed';
@@ -38,9 +44,13 @@ export const pdfStatusOf = (record: QuotePdfRecord): PdfStatus => API_STATUS[rec
 
 export const quotePdfId = (quoteId: string, version: number) => `${quoteId}:v${version}`;
 
-/** The record to be generated again: fresh bookkeeping (no attempts, due after the schedule's first delay), no file yet, `changes` on top. */
+/**
+ * The record to be generated again: fresh bookkeeping (no attempts, due after the schedule's first
+ * delay), no file yet (the one it had, to be deleted once the new one is made), `changes` on top.
+ */
 export function rearmed(current: QuotePdfRecord, now: number, schedule: readonly number[], changes: Partial<QuotePdfRecord> = {}): QuotePdfRecord {
-  return { ...current, ...newJob(current.id, now, schedule), createdAt: current.createdAt, _rev: current._rev, fileKey: null, generatedAt: null, ...changes };
+  const supersededFileKey = current.fileKey ?? current.supersededFileKey ?? null;
+  return { ...current, ...newJob(current.id, now, schedule), createdAt: current.createdAt, _rev: current._rev, fileKey: null, generatedAt: null, supersededFileKey, ...changes };
 }
 
 @Injectable()
