@@ -315,6 +315,23 @@ describe('/readyz when the process cannot do its work', () => {
     });
   });
 
+  it('says so at start-up, as an error line, when the read store is ahead of the log', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'ahead-'));
+    const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN, SEED_DEMO: 'false', LOG_LEVEL: 'silent' });
+    try {
+      const first = await createGatewayApp(config, { withWorkers: false });
+      const quotes = first.get(ProjectionRegistry).all().find((projection) => projection.name === 'quotes')!;
+      await first.get(ReadStore).saveCheckpoint(checkpointName(quotes), (await first.get(EventStore).headPosition()) + 5);
+      await first.close();
+      const logs = new CapturedLogs();
+      const second = await createGatewayApp(config, { withWorkers: false }, createLogger({ level: 'info', name: 'test', destination: logs }));
+      await second.close();
+      expect(logs.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([expect.stringMatching(/checkpoints ahead of the event log's head.*\/readyz answers 503/)]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('after a rebuild, follows the projections of the new generation', async () => {
     await withLagLimitedGateway(true, async (gateway) => {
       const events = gateway.get(EventStore);
