@@ -192,6 +192,11 @@ describe('loadConfig', () => {
     );
   });
 
+  it('refuses PORT=0 (any free port) without a PUBLIC_BASE_URL the links could name, and takes it with one', () => {
+    expect(() => loadConfig({ PORT: '0' })).toThrow(new ConfigError('PORT', 'of 0 (any free port) needs PUBLIC_BASE_URL: the callback, quote and PDF links would name port 0'));
+    expect(loadConfig({ PORT: '0', PUBLIC_BASE_URL: 'https://quotes.example.com' })).toMatchObject({ port: 0, publicBaseUrl: 'https://quotes.example.com' });
+  });
+
   it('takes a PUBLIC_BASE_URL with a path prefix, without its trailing slash', () => {
     expect(loadConfig({ PUBLIC_BASE_URL: 'https://quotes.example.com/api-prefix/' }).publicBaseUrl).toBe('https://quotes.example.com/api-prefix');
   });
