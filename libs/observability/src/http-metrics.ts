@@ -14,10 +14,12 @@ export function registerHttpMetrics(fastify: FastifyInstance, metrics: Metrics):
 
 /**
  * Counts a request whose reply the handler hijacked (a stream: Fastify runs no onResponse hook
- * for it) when its connection closes, as registerHttpMetrics counts every other one.
+ * for it) when its connection closes, as registerHttpMetrics counts every other one; not in the
+ * durations: a stream lasts as long as the customer looks, and its minutes filled the top bucket
+ * of every quantile not filtered by route (found by a review).
  */
 export function countWhenClosed(metrics: Metrics, request: FastifyRequest, reply: FastifyReply): void {
-  reply.raw.once('close', () => countRequest(metrics, request, reply));
+  reply.raw.once('close', () => metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.raw.statusCode, null));
 }
 
 function countRequest(metrics: Metrics, request: FastifyRequest, reply: FastifyReply): void {

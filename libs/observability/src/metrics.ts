@@ -36,8 +36,9 @@ export class Metrics {
   });
 
   /** One answered request: `route` is its route template, never the URL. */
-  countRequest(method: string, route: string, status: number, elapsedMs: number): void {
-    this.requests.count(method, route, status, elapsedMs / 1000);
+  /** `elapsedMs` null: counted without a duration (see RequestMetrics.count). */
+  countRequest(method: string, route: string, status: number, elapsedMs: number | null): void {
+    this.requests.count(method, route, status, elapsedMs === null ? null : elapsedMs / 1000);
   }
 
   private projectionPositions: Source<{ head: number; checkpoints: Array<{ projection: string; position: number }> }> | null = null;

@@ -41,6 +41,19 @@ describe('RequestMetrics', () => {
     expect(ours).toContain('http_request_duration_seconds_bucket{le="+Inf",method="GET",route="unmatched"} 1');
   });
 
+  it('counts a request without a duration (a stream) in the requests only', async () => {
+    const requests = new RequestMetrics(BUCKETS);
+    const registry = new Registry();
+    registry.registerMetric(requests.requestsMetric('http_requests_total', 'requests') as unknown as Metric);
+    registry.registerMetric(requests.durationMetric('http_request_duration_seconds', 'durations') as unknown as Metric);
+    requests.count('GET', '/stream', 200, null);
+    requests.count('GET', '/api/v1/quotes', 200, 0.01);
+    const text = await registry.metrics();
+    expect(text).toContain('http_requests_total{method="GET",route="/stream",status="200"} 1');
+    expect(text).not.toContain('http_request_duration_seconds_count{method="GET",route="/stream"}');
+    expect(text).toContain('http_request_duration_seconds_count{method="GET",route="/api/v1/quotes"} 1');
+  });
+
   it('scrapes an empty pair of metrics as prom-client does before the first request', async () => {
     const [reference, ours] = await bothRegistries([]);
     expect(ours).toBe(reference);

@@ -36,12 +36,14 @@ export class RequestMetrics {
 
   constructor(private readonly upperBounds: readonly number[]) {}
 
-  count(method: string, route: string, status: number, seconds: number): void {
+  /** `seconds` null: counted, but not in the durations (a stream, open for as long as the customer looks). */
+  count(method: string, route: string, status: number, seconds: number | null): void {
     let methods = this.routes.get(route);
     if (methods === undefined) this.routes.set(route, (methods = new Map()));
     let counts = methods.get(method);
     if (counts === undefined) methods.set(method, (counts = { byStatus: new Map(), buckets: this.upperBounds.map(() => 0), sum: 0, count: 0 }));
     counts.byStatus.set(status, (counts.byStatus.get(status) ?? 0) + 1);
+    if (seconds === null) return;
     const bucket = this.bucketOf(seconds);
     if (bucket < counts.buckets.length) counts.buckets[bucket]++;
     counts.sum += seconds;
@@ -63,6 +65,7 @@ export class RequestMetrics {
       const values: Sample[] = [];
       for (const [route, methods] of this.routes)
         for (const [method, counts] of methods) {
+          if (counts.count === 0) continue;
           let cumulative = 0;
           counts.buckets.forEach((inBucket, i) => {
             cumulative += inBucket;
