@@ -1,9 +1,9 @@
 import type { Type } from '@nestjs/common';
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nestjs/swagger';
 import { QUOTE_STATUSES } from '@lib/quotes/domain/quote.events';
+import { QuoteLineItemView } from '@lib/quotes/http/quote.dto';
 import type { PricingContext } from '@lib/sessions/domain/session.events';
 import { PricedLineItemSchema, PricingBreakdownSchema } from '@lib/submissions/http/submission.schemas';
-import { ITEM_TYPES } from '@lib/templates/domain/template';
 import { ConfigurationSchema } from '@lib/templates/http/template.schemas';
 import type { WebhookEventType } from '../domain/delivery';
 
@@ -44,17 +44,6 @@ export class WebhookQuoteCustomer {
   @ApiProperty({ type: String, nullable: true }) email: string | null;
 }
 
-export class WebhookQuoteLineItem {
-  @ApiProperty() description: string;
-  @ApiProperty() quantity: number;
-  @ApiProperty() unitPrice: number;
-  @ApiProperty({ description: 'quantity × unitPrice, rounded to the currency minor unit' }) total: number;
-  @ApiProperty({ enum: ITEM_TYPES }) itemType: string;
-  @ApiProperty({ type: String, nullable: true, example: 'component:c1:TT' }) itemKey: string | null;
-  @ApiProperty({ type: String, nullable: true }) externalRef: string | null;
-  @ApiProperty({ type: 'integer', description: '0-based position' }) order: number;
-}
-
 /** What every `quote.*` event holds, as it was when the event happened. */
 class QuoteEventData {
   @ApiProperty({ type: WebhookQuote }) quote: WebhookQuote;
@@ -64,7 +53,7 @@ class QuoteEventData {
 
 @ApiSchema({ description: '`quote.created`: a quote was created (status `draft`), with the line items it was created with.' })
 export class QuoteCreatedEventData extends QuoteEventData {
-  @ApiPropertyOptional({ type: [WebhookQuoteLineItem], description: 'In order; left out only beside `lineItemsOmitted`' }) lineItems?: WebhookQuoteLineItem[];
+  @ApiPropertyOptional({ type: [QuoteLineItemView], description: 'In order; left out only beside `lineItemsOmitted`' }) lineItems?: QuoteLineItemView[];
   @ApiPropertyOptional({ enum: [true], description: LINE_ITEMS_OMITTED }) lineItemsOmitted?: true;
 }
 
