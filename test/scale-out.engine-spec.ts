@@ -6,6 +6,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CommandBus } from '@nestjs/cqrs';
 import { MongoClient } from 'mongodb';
+import { ReadYourWrites } from '@lib/event-sourcing';
 import { ObservabilityModule } from '@lib/observability';
 import { DomainModule } from '@lib/bootstrap';
 import { CreateApiKey, CreateOrganization, type CreatedApiKey, type CreatedOrganization } from '@lib/organizations';
@@ -53,11 +54,17 @@ describe('two gateways and a projector on one MongoDB database', () => {
     });
     projector = await NestFactory.createApplicationContext(ProjectorProcess.forRoot(config), { logger: false });
     gateways = [await createGatewayApp(config, { withWorkers: false }), await createGatewayApp(config, { withWorkers: false })];
+    // The projector's first start, on a FerretDB the rest of the engine suite was loading, once
+    // took more than the 10 s a write waits (a CI run, 2026-11-27): the setup's writes wait
+    // longer; the tests' own are made once the projector runs, with the usual wait.
+    const usualWait = gateways[0].get(ReadYourWrites).timeoutMs;
+    for (const gateway of gateways) gateway.get(ReadYourWrites).timeoutMs = 60_000;
     const commands = gateways[0].get(CommandBus);
     ({ organizationId } = await commands.execute<CreateOrganization, CreatedOrganization>(
       new CreateOrganization({ name: 'Scale Out', slug: `scale-${Date.now()}`, locale: 'en', unitSystem: 'metric', currency: 'EUR', plan: 'pro' }),
     ));
     apiKey = (await commands.execute<CreateApiKey, CreatedApiKey>(new CreateApiKey(organizationId, 'full', false))).key;
+    for (const gateway of gateways) gateway.get(ReadYourWrites).timeoutMs = usualWait;
   });
   afterAll(async () => {
     await Promise.all([...(gateways ?? []), projector].filter(Boolean).map((app) => app.close()));
