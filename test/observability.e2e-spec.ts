@@ -14,7 +14,7 @@ import { exampleConfigurationInput, exampleTemplateBody } from '@lib/templates/d
 import { WebhookReceiver } from '@lib/webhooks/testing/webhook-receiver';
 import { createGatewayApp } from '../apps/api-gateway/src/create-gateway';
 import { QuoteFixtures } from './quotes-fixtures';
-import { ADMIN_TOKEN, TestApp } from './support/test-app';
+import { ADMIN_TOKEN, openReadStore, TestApp } from './support/test-app';
 
 /** Every JSON line the product logs while a test runs. */
 class CapturedLogs extends Writable {
@@ -316,18 +316,36 @@ describe('/readyz when the process cannot do its work', () => {
     });
   });
 
-  it('says so at start-up, as an error line, when the read store is ahead of the log', async () => {
+  it('says so at start-up when the read store is ahead of the log, and refuses writes until restarted, also once the log has grown past it', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'ahead-'));
     const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN, SEED_DEMO: 'false', LOG_LEVEL: 'silent' });
     try {
-      const first = await createGatewayApp(config, { withWorkers: false });
+      const first = await createGatewayApp(config, { withWorkers: true });
+      const created = await first.inject({ method: 'POST', url: '/admin/v1/organizations', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { name: 'Ahead', slug: 'ahead' } });
+      expect(created.statusCode).toBe(201);
+      const org = created.json();
       const quotes = first.get(ProjectionRegistry).all().find((projection) => projection.name === 'quotes')!;
-      await first.get(ReadStore).saveCheckpoint(checkpointName(quotes), (await first.get(EventStore).headPosition()) + 5);
+      const head = await first.get(EventStore).headPosition();
       await first.close();
+      // Written once the projector has stopped (it saves its own checkpoints as it stops).
+      const reads = await openReadStore(config);
+      await reads.saveCheckpoint(checkpointName(quotes), head + 2);
+      await reads.close();
       const logs = new CapturedLogs();
       const second = await createGatewayApp(config, { withWorkers: false }, createLogger({ level: 'info', name: 'test', destination: logs }));
-      await second.close();
-      expect(logs.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([expect.stringMatching(/checkpoints ahead of the event log's head.*\/readyz answers 503/)]);
+      try {
+        expect(logs.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([expect.stringMatching(/checkpoints ahead of the event log's head.*Writes are refused/)]);
+        const lead = () => second.inject({ method: 'POST', url: '/storefront/v1/ahead/leads', payload: { name: 'Ada', email: 'ada@example.com', message: 'Hello' } });
+        const refused = await lead();
+        expect([refused.statusCode, refused.json().error.code]).toEqual([503, 'unavailable']);
+        // The log grows past the checkpoint (another process writes): still refused, still not ready.
+        await second.get(EventStore).appendToStream('lead-x', [1, 2, 3, 4].map((n) => ({ type: 'test.v1.happened', data: { n, organizationId: org.id } })), 'no_stream');
+        expect((await lead()).statusCode).toBe(503);
+        const ready = await second.inject({ method: 'GET', url: '/readyz' });
+        expect([ready.statusCode, ready.json().checks.readStoreMatchesLog.ok]).toEqual([503, false]);
+      } finally {
+        await second.close();
+      }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -36,7 +36,10 @@ export function toErrorResponse(exception: unknown): { status: number; body: Err
   if (typeof fastifyCode === 'string' && fastifyCode.startsWith('FST_')) return fromFastifyError(exception as { code: string; statusCode?: number });
   if (exception instanceof SyntaxError) return { status: 400, body: errorBody('invalid_json', 'The request body is not valid JSON.') };
   if (isEngineUnavailable(exception)) {
-    return { status: 503, body: errorBody('unavailable', 'A store the service writes to is unavailable (full, read-only or unreachable). Try again later.'), retryAfter: ENGINE_RETRY_AFTER_SECONDS };
+    const message =
+      'A store the service writes to is unavailable (full, read-only or unreachable), and part of the request may have been stored. ' +
+      'Send it again with the same Idempotency-Key, which finds what was stored, rather than without one.';
+    return { status: 503, body: errorBody('unavailable', message), retryAfter: ENGINE_RETRY_AFTER_SECONDS };
   }
   return { status: 500, body: errorBody('internal_error', 'Internal error.') };
 }
@@ -55,7 +58,9 @@ const ENGINE_ERROR_NAMES = /^(Mongo(Network|NetworkTimeout|ServerSelection|NotCo
  * Whether a failure is a backing engine's that cannot serve now (decisions §3: 503 `unavailable`
  * with `Retry-After`), told by the error's code or name so that this module needs none of the
  * drivers. Until 2026-11-27 a full disk or a read-only store was answered 500 `internal_error`,
- * which a client does not retry and an alert takes for a bug (found by a review).
+ * which an alert takes for a bug (found by a review). A request of several writes may have made
+ * the first (a quote's number reservation before the quote), so the answer says so and points to
+ * the Idempotency-Key, with which a retry finds what was made (a review of this change).
  */
 function isEngineUnavailable(exception: unknown): boolean {
   if (!exception || typeof exception !== 'object') return false;

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamicModule, Global, Inject, Logger, Module, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
-import { checkpointName, liveProjections } from '@lib/event-sourcing';
+import { checkpointName, liveProjections, ReadYourWrites } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { ReadStore } from '@lib/read-store';
 import { embeddedStoreFiles, ProjectionRegistry, RELAY_CHECKPOINT } from '@lib/runtime';
@@ -38,6 +38,7 @@ export class ObservabilityModule implements OnModuleInit, OnApplicationBootstrap
     private readonly events: EventStore,
     private readonly reads: ReadStore,
     private readonly projections: ProjectionRegistry,
+    private readonly readYourWrites: ReadYourWrites,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(OBSERVABILITY_OPTIONS) private readonly options: ObservabilityOptions,
   ) {}
@@ -54,18 +55,27 @@ export class ObservabilityModule implements OnModuleInit, OnApplicationBootstrap
       return null;
     });
     if (this.options.projectionsMustBeCurrent) this.readiness.register('projections', () => this.projectionLag());
-    this.readiness.register('readStoreMatchesLog', () => this.checkpointsAhead());
+    this.readiness.register('readStoreMatchesLog', async () => this.mismatchAtStart ?? (await this.checkpointsAhead()));
   }
 
   /**
-   * A read store that does not belong to the event log is said at start-up too, as an error: a
-   * process started without a load balancer polling `/readyz` (`npm start`) showed nothing, and
-   * its writes were answered from records the log does not hold (found by a review).
+   * A read store that does not belong to the event log, found at start-up, is said as an error
+   * line, and holds for as long as the process runs: writes are refused (a write would take a
+   * position the projector counts as applied, and be lost), and `/readyz` stays 503 even once the
+   * log's head has passed the checkpoints, which mends nothing. A process started without a load
+   * balancer polling `/readyz` (`npm start`) showed nothing, and answered such writes 201 (found
+   * by reviews).
    */
   async onApplicationBootstrap(): Promise<void> {
     const problem = await this.checkpointsAhead().catch(() => null);
-    if (problem) new Logger('Readiness').error(`${problem}. /readyz answers 503 until this is mended.`);
+    if (problem === null) return;
+    this.mismatchAtStart = problem;
+    this.readYourWrites.refuseWritesForGood(`${problem}.`);
+    new Logger('Readiness').error(`${problem}. Writes are refused and /readyz answers 503 until the process is restarted on matching stores.`);
   }
+
+  /** The mismatch found at start-up (onApplicationBootstrap), or null. */
+  private mismatchAtStart: string | null = null;
 
   /**
    * A checkpoint past the head of the log means the read store holds what this log does not (the
