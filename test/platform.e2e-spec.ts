@@ -466,6 +466,18 @@ describe('platform: authentication, errors and limits over HTTP', () => {
   });
 });
 
+describe('platform: a request that reaches a closing server', () => {
+  it('is answered 503 unavailable in the envelope, with Retry-After and Connection: close, not with the framework\'s own body', async () => {
+    const app = await TestApp.start();
+    const fastify = app.app.getHttpAdapter().getInstance();
+    // Its preClose hooks run first: from then on a request that still comes (pipelined, or in a race with the close) is refused.
+    const closing = app.close();
+    const res = await fastify.inject({ method: 'GET', url: '/api/v1/quotes', headers: { 'x-request-id': 'late-1' } });
+    await closing;
+    expect([res.statusCode, res.json().error.code, res.headers['retry-after'], res.headers.connection, res.headers['x-request-id']]).toEqual([503, 'unavailable', '1', 'close', 'late-1']);
+  });
+});
+
 describe('platform: rate limits', () => {
   let app: TestApp;
   /**

@@ -7,6 +7,7 @@ import { applyEvent, collectionName, matches } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { FileLinks, QUOTE_MAILS, QUOTE_PDFS, QuotePdfReactor, QuoteSentMailReactor, quotePdfId, quotePdfPath, quoteStream, type QuotePdfRecord } from '@lib/quotes';
 import { ReadStore, SqliteReadStore } from '@lib/read-store';
+import { FileStore } from '@lib/file-store';
 import { ProjectionRegistry } from '@lib/runtime';
 import { until } from '@lib/shared/testing/processes';
 import { QuoteFixtures, pause, type Org } from './quotes-fixtures';
@@ -201,6 +202,22 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
       });
     }
     await until('one file left', async () => files().length === 1 && files()[0] !== first);
+  });
+
+  it('given the superseded PDF cannot be deleted, then the new one is still made and ready', async () => {
+    const quoteId = await f.createQuote(org, submissionId);
+    const before = await download(app, (await readyPdf(quoteId)).pdf.url);
+    const undeletable = jest.spyOn(app.get(FileStore), 'delete').mockRejectedValue(new Error('EPERM: operation not permitted'));
+    try {
+      expect((await app.request('PATCH', `/api/v1/quotes/${quoteId}`, { token: org.apiKey, body: { notes: 'Fitted in August' } })).status).toBe(200);
+      await until('the new PDF', async () => {
+        const current = (await f.quote(org, quoteId)).pdf;
+        return current.status === 'ready' && !(await download(app, current.url)).bytes.equals(before.bytes);
+      });
+      expect(undeletable).toHaveBeenCalled();
+    } finally {
+      undeletable.mockRestore();
+    }
   });
 
   it('given a draft change, then the PDF of the version is made again', async () => {

@@ -155,6 +155,12 @@ export function configureHttpApplication(
     reply.header('Connection', 'close');
     replyWithError(reply, new Unavailable('The service is shutting down: send the request again, another instance or this one once restarted will take it.'));
   });
+  // A request in flight when the server starts closing is answered as usual, and its connection
+  // then closed: kept alive, it held the drain until SHUTDOWN_TIMEOUT_MS (found by a review).
+  fastify.addHook('onSend', (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void) => {
+    if (closing) reply.header('Connection', 'close');
+    done(null, payload);
+  });
   // JSON bodies as Fastify parses them (prototype-poisoning keys refused), except that an empty
   // body is no body: clients that send `Content-Type: application/json` on every POST must not
   // get 400 on one that takes none, or whose body is optional. A refused key is a field of a

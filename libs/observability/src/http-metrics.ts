@@ -7,10 +7,14 @@ import type { Metrics } from './metrics';
  */
 export function registerHttpMetrics(fastify: FastifyInstance, metrics: Metrics): void {
   fastify.addHook('onResponse', (request, reply, done) => {
-    countRequest(metrics, request, reply);
+    // A stream the server ends also finishes its response, and Fastify runs this hook for it then.
+    if (!streams.has(request)) countRequest(metrics, request, reply);
     done();
   });
 }
+
+/** Requests counted by countWhenClosed, which the onResponse hook leaves alone (they were counted twice, found by a review). */
+const streams = new WeakSet<FastifyRequest>();
 
 /**
  * Counts a request whose reply the handler hijacked (a stream: Fastify runs no onResponse hook
@@ -19,6 +23,7 @@ export function registerHttpMetrics(fastify: FastifyInstance, metrics: Metrics):
  * of every quantile not filtered by route (found by a review).
  */
 export function countWhenClosed(metrics: Metrics, request: FastifyRequest, reply: FastifyReply): void {
+  streams.add(request);
   reply.raw.once('close', () => metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.raw.statusCode, null));
 }
 

@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { FileStore } from '@lib/file-store';
 import { APP_CONFIG, Clock, type AppConfig } from '@lib/shared';
 import { QuoteMailer, type MailAttachment } from '../application/quote-mailer';
@@ -27,6 +27,7 @@ export const pdfFileName = (record: Pick<QuotePdfRecord, 'content'>) => `${recor
  */
 @Injectable()
 export class QuoteDocumentsWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Jobs:quote PDF');
   private readonly pdfRunner: JobRunner<QuotePdfRecord>;
   private readonly mailRunner: JobRunner<QuoteMailRecord>;
   private unsubscribe: (() => void) | null = null;
@@ -59,9 +60,12 @@ export class QuoteDocumentsWorker implements OnApplicationBootstrap, BeforeAppli
     const bytes = await renderQuotePdf(record.content);
     const fileKey = pdfFileKey(record);
     await this.files.put(fileKey, bytes);
-    // The file of the content before (no record points to it), unless that content is back.
+    // The file of the content before (no record points to it), unless that content is back. A
+    // file that cannot be deleted costs disk, not the new PDF (a review: the job failed with it).
     const superseded = record.supersededFileKey;
-    if (superseded && superseded !== fileKey) await this.files.delete(superseded);
+    if (superseded && superseded !== fileKey) {
+      await this.files.delete(superseded).catch((error: unknown) => this.logger.warn(`could not delete the superseded PDF ${superseded}: ${String(error)}`));
+    }
     // a mail may be waiting for this PDF
     this.mailRunner.wake();
     return { kind: 'done', changes: { fileKey, generatedAt: this.clock.now(), supersededFileKey: null } };

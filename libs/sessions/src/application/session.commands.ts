@@ -296,9 +296,12 @@ export class RecordSessionAdjustmentHandler implements ICommandHandler<RecordSes
       { type: 'recordAdjustment', configHash: hash, lineItems: items, subtotal, at, idleTtlMs: this.config.sessionIdleTtlMs, forSubmission },
       { metadata: { actor }, what: 'The session' },
     );
-    // What the customer waits for: from the configuration change to the partner's first answer for it.
+    // What the customer waits for: from the configuration change to the partner's first answer
+    // for it, on a session the customer is configuring (an answer for a submission or an auto-fill
+    // is no customer's wait: the organization asked, maybe hours later).
     const first = !session.adjustments.some((adjustment) => adjustment.configHash === hash);
-    if (first && state.configHash === hash && state.configuredAt !== null) this.metrics?.pricingLoop('adjustment_received', at - state.configuredAt);
+    const configuring = state.submissionId === null && !forSubmission;
+    if (first && configuring && state.configHash === hash && state.configuredAt !== null) this.metrics?.pricingLoop('adjustment_received', at - state.configuredAt);
     try {
       await freezeOntoSubmission(this.commands, state, actor);
     } catch (error) {

@@ -48,7 +48,8 @@ export class SessionStreamController {
     if (this.sessions.isExpired(document)) return void reply.status(204).send();
     if (request.method !== 'HEAD') this.streams.admit(sessionId);
     // From here on the response is ours: Fastify must neither send nor time it out, nor count it in
-    // the request metrics (its onResponse hook does not run), so the stream is counted when it ends.
+    // the request metrics (its onResponse hook runs only if the server ends the stream), so the
+    // stream is counted when it ends, once (countWhenClosed).
     reply.hijack();
     if (this.metrics) countWhenClosed(this.metrics, request, reply);
     // A HEAD has no body to stream: the headers a GET starts with (no length), and the end. Node
