@@ -546,6 +546,8 @@ describe('live pricing', () => {
     it('auto-fill asks for a price of a submission; the answer replaces its frozen pricing', async () => {
       const { sessionId, customerToken, session } = await configuredSession(app, live);
       const { submissionId } = (await submit(sessionId, customerToken)).body;
+      const waitsMeasured = async () => Number(/pricing_loop_latency_seconds_count\{stage="adjustment_received"\} (\d+)/.exec((await app.request('GET', '/metrics')).body)?.[1] ?? 0);
+      const measuredBefore = await waitsMeasured();
       const requested = await app.request('POST', `/admin/v1/organizations/${live.organizationId}/submissions/${submissionId}/autofill`, { token: ADMIN_TOKEN });
       expect(requested.status).toBe(202);
       expect(requested.body).toEqual({ requested: true });
@@ -566,6 +568,8 @@ describe('live pricing', () => {
       // The answer is also the latest external write for the session's final hash (api-v1 `adjustments`).
       const read = await app.request('GET', capability(autofill).read);
       expect(read.body.adjustments).toMatchObject({ configHash: session.configHash, subtotal: 35 });
+      // No customer waited for it: it is no live-pricing wait in the metrics.
+      expect(await waitsMeasured()).toBe(measuredBefore);
     });
 
     it('auto-fill under an Idempotency-Key whose answer was lost (a crash before it was stored): the retry answers 202 and asks the partner nothing more', async () => {
