@@ -199,4 +199,15 @@ describe('redactLogText', () => {
     expect(redactLogText('https://user:secret@hooks.example.com/x')).toBe('https://user:[redacted]@hooks.example.com/x');
     expect(redactLogText('no address @ here')).toBe('no address @ here');
   });
+
+  it.each([
+    ['550 5.1.1 <jürgen.reject@bücher.de>: rejected', '550 5.1.1 <[e-mail]>: rejected'],
+    ['to ÅSA.reject@example.se.', 'to [e-mail].'],
+    ["to o'brien@example.ie and ada!x@example.com", 'to [e-mail] and [e-mail]'],
+    ["quoted 'ada@example.com' here", "quoted '[e-mail]' here"],
+    ['a@b@c.de', 'a@[e-mail]'],
+    ['no domain dot: root@localhost', 'no domain dot: root@localhost'],
+  ])('hides %s', (text, logged) => {
+    expect(redactLogText(text)).toBe(logged);
+  });
 });

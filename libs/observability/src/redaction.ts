@@ -152,8 +152,38 @@ export function redactText(text: string): string {
     .replace(URL_PASSWORD, `$1${REDACTED}@`);
 }
 
-/** An e-mail address in free text (what a mail server's refusal quotes, say). */
-const EMAIL_ADDRESS = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
+/** What cannot stand in an e-mail address as it appears in a message: blanks, quotes, brackets and separators. */
+const NOT_IN_DOMAIN = /[\s<>()[\]{},;:"'`‹›«»]/u;
+/** The same before the `@`, but for the apostrophe a name may hold (`o'brien@…`). */
+const NOT_IN_LOCAL_PART = /[\s<>()[\]{},;:"`‹›«»]/u;
+
+/**
+ * Every e-mail address in `text` as `[e-mail]`: around each `@`, the run of characters an address
+ * may hold (any letter, Unicode ones too: `jürgen@bücher.de`), when the part after it has a dot.
+ * One pass, linear in the text: a pattern tried at every position took seconds on 50 KB.
+ */
+function hideEmailAddresses(text: string): string {
+  let out = '';
+  let copied = 0;
+  let at = text.indexOf('@');
+  while (at !== -1) {
+    let start = at;
+    while (start > copied && !NOT_IN_LOCAL_PART.test(text[start - 1]) && text[start - 1] !== '@') start--;
+    // An apostrophe before the name quotes the address.
+    while (start < at && text[start] === "'") start++;
+    let end = at + 1;
+    while (end < text.length && !NOT_IN_DOMAIN.test(text[end]) && text[end] !== '@') end++;
+    // A trailing full stop ends the sentence, not the domain.
+    while (end > at + 1 && text[end - 1] === '.') end--;
+    const domain = text.slice(at + 1, end);
+    if (start < at && /^[^.]+(\.[^.]+)*\.\p{L}{2,}$/u.test(domain)) {
+      out += `${text.slice(copied, start)}[e-mail]`;
+      copied = end;
+    }
+    at = text.indexOf('@', Math.max(at + 1, end));
+  }
+  return out + text.slice(copied);
+}
 
 /**
  * A log message with what redactText hides and every e-mail address hidden as well: addresses are
@@ -164,7 +194,7 @@ const EMAIL_ADDRESS = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Z
  */
 export function redactLogText(text: string): string {
   const redacted = redactText(text);
-  return redacted.includes('@') ? redacted.replace(EMAIL_ADDRESS, '[e-mail]') : redacted;
+  return redacted.includes('@') ? hideEmailAddresses(redacted) : redacted;
 }
 
 /** A query parameter in free text: its name and value (kept unless isCredentialName). */
