@@ -33,7 +33,8 @@ export async function createGatewayApp(config: AppConfig, options: GatewayOption
   unrouted.observe((request, reply) => {
     const { statusCode } = reply.raw;
     logRequestCompleted(root, { requestId: request.id, method: request.method, url: request.url, statusCode, elapsedMs: reply.elapsedTime });
-    metrics.countRequest(request.method, 'unmatched', statusCode, reply.elapsedTime);
+    // Fastify starts no timer for them: counted, but not in the durations (they would all be 0).
+    metrics.countRequest(request.method, 'unmatched', statusCode, null);
   });
   metrics.readWritesRefusedFrom(() => readYourWrites.refusingWrites());
   configureHttpApplication(app, {

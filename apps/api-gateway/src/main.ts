@@ -1,6 +1,7 @@
 // First: V8 options that must be in place before anything is allocated.
 import '@lib/runtime/heap-tuning';
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
 import { prepareRuntime } from '@lib/bootstrap';
 import { createLogger, stopOnSignals } from '@lib/observability';
 import { SessionEventStreams } from '@lib/sessions';
@@ -9,7 +10,7 @@ import { createGatewayApp } from './create-gateway';
 import { seedDemo } from './seed-demo';
 
 async function main(): Promise<void> {
-  const { config, generatedAdminToken, adminTokenFile } = prepareRuntime();
+  const { config, generatedAdminToken, adminTokenFile } = prepareRuntime(process.env, { listensOnPort: true });
   const onlyGateway = process.argv.includes('--only-gateway');
   const logger = createLogger({ level: config.logLevel, name: onlyGateway ? 'gateway' : 'gateway+projector+outbox' });
   const app = await createGatewayApp(config, { withWorkers: !onlyGateway }, logger);
@@ -23,7 +24,9 @@ async function main(): Promise<void> {
     http: app.getHttpAdapter().getInstance(),
     endLongLivedResponses: () => app.get(SessionEventStreams, { strict: false }).closeAll(),
   });
-  logger.info({ api: `${config.publicBaseUrl}/api/v1`, host: config.host, port: config.port, workers: !onlyGateway }, 'listening');
+  // The port listened on: PORT=0 takes any free one.
+  const port = (app.getHttpServer().address() as AddressInfo | null)?.port ?? config.port;
+  logger.info({ api: `${config.publicBaseUrl}/api/v1`, host: config.host, port, workers: !onlyGateway }, 'listening');
   // The first-run banner is for the person at the terminal, on stderr so stdout stays one JSON
   // object per line; the admin token and demo keys appear here only, never in the JSON log.
   const lines = [

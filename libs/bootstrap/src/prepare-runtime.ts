@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureDataDir } from '@lib/runtime/stores';
-import { ConfigError, loadConfig, randomBase62, type AppConfig } from '@lib/shared';
+import { assertPortNameable, ConfigError, loadConfig, randomBase62, type AppConfig } from '@lib/shared';
 
 export interface PreparedRuntime {
   config: AppConfig;
@@ -15,10 +15,11 @@ export interface PreparedRuntime {
  * Reads the configuration and makes sure DATA_DIR and the admin token exist. Bad configuration
  * ends the process with one line naming the variable.
  */
-export function prepareRuntime(env: NodeJS.ProcessEnv = process.env): PreparedRuntime {
+export function prepareRuntime(env: NodeJS.ProcessEnv = process.env, options: { listensOnPort?: boolean } = {}): PreparedRuntime {
   let config: AppConfig;
   try {
     config = loadConfig(env);
+    if (options.listensOnPort) assertPortNameable(env);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

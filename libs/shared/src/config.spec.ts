@@ -1,4 +1,4 @@
-import { ConfigError, listenFailure, loadConfig, MAX_TIMER_MS } from './config';
+import { assertPortNameable, ConfigError, listenFailure, loadConfig, MAX_TIMER_MS } from './config';
 
 describe('loadConfig', () => {
   it('applies the defaults of decisions §1', () => {
@@ -192,9 +192,11 @@ describe('loadConfig', () => {
     );
   });
 
-  it('refuses PORT=0 (any free port) without a PUBLIC_BASE_URL the links could name, and takes it with one', () => {
-    expect(() => loadConfig({ PORT: '0' })).toThrow(new ConfigError('PORT', 'of 0 (any free port) needs PUBLIC_BASE_URL: the callback, quote and PDF links would name port 0'));
-    expect(loadConfig({ PORT: '0', PUBLIC_BASE_URL: 'https://quotes.example.com' })).toMatchObject({ port: 0, publicBaseUrl: 'https://quotes.example.com' });
+  it('refuses PORT=0 (any free port) for the gateway without a PUBLIC_BASE_URL the links could name, and takes it with one; other processes take it', () => {
+    expect(() => assertPortNameable({ PORT: '0' })).toThrow(new ConfigError('PORT', 'of 0 (any free port) needs PUBLIC_BASE_URL: the callback, quote and PDF links would name port 0'));
+    expect(() => assertPortNameable({ PORT: '0', PUBLIC_BASE_URL: 'https://quotes.example.com' })).not.toThrow();
+    expect(() => assertPortNameable({})).not.toThrow();
+    expect(loadConfig({ PORT: '0' })).toMatchObject({ port: 0 });
   });
 
   it('takes a PUBLIC_BASE_URL with a path prefix, without its trailing slash', () => {

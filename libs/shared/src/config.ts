@@ -314,12 +314,19 @@ function validHostPort(value: string, allow: { port: boolean; ipv6: boolean }): 
   return allow.port && Number(match[2]) >= 1 && Number(match[2]) <= 65535;
 }
 
-export function loadConfig(env: Env = process.env): AppConfig {
-  const port = integer(env, 'PORT', 3000, 0, 65535);
-  // 0 listens on a free port the links cannot name: every URL handed out said port 0 (found by a review).
-  if (port === 0 && optional(env, 'PUBLIC_BASE_URL') === undefined) {
+/**
+ * For the process that listens on PORT (the gateway): 0, any free port, is refused without a
+ * PUBLIC_BASE_URL, as the links handed out would name port 0 (found by a review). Other
+ * processes do not listen on PORT and take any value.
+ */
+export function assertPortNameable(env: Env = process.env): void {
+  if (integer(env, 'PORT', 3000, 0, 65535) === 0 && optional(env, 'PUBLIC_BASE_URL') === undefined) {
     throw new ConfigError('PORT', 'of 0 (any free port) needs PUBLIC_BASE_URL: the callback, quote and PDF links would name port 0');
   }
+}
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
   const eventStoreUrl = eventStoreUrlOf(env, 'EVENTSTORE_URL');
   const mongodbUrl = mongodbUrlOf(env, 'MONGODB_URL');
   const kafkaBrokers = brokers(env, 'KAFKA_BROKERS');
