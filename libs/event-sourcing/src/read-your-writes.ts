@@ -60,7 +60,7 @@ export class ReadYourWrites {
    * retry (with or without an Idempotency-Key) is safe.
    */
   assertKeepingUp(): void {
-    if (this.mismatch !== null) throw new Unavailable(`Nothing was written: ${this.mismatch}`);
+    if (this.mismatch !== null) throw new Unavailable(`Nothing was written: ${this.mismatch}.`);
     if (this.refusingWrites()) throw new Unavailable('The read side is behind; nothing was written. Retry shortly.');
   }
 
@@ -76,6 +76,11 @@ export class ReadYourWrites {
    */
   refuseWritesForGood(reason: string): void {
     this.mismatch = reason;
+  }
+
+  /** Why every write is refused until the process restarts (refuseWritesForGood), or null. */
+  refusedForGood(): string | null {
+    return this.mismatch;
   }
 
   /** Whether writes are refused now (assertKeepingUp): the read side is known to be behind. */

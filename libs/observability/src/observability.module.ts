@@ -55,7 +55,7 @@ export class ObservabilityModule implements OnModuleInit, OnApplicationBootstrap
       return null;
     });
     if (this.options.projectionsMustBeCurrent) this.readiness.register('projections', () => this.projectionLag());
-    this.readiness.register('readStoreMatchesLog', async () => this.mismatchAtStart ?? (await this.checkpointsAhead()));
+    this.readiness.register('readStoreMatchesLog', async () => this.readYourWrites.refusedForGood() ?? (await this.checkpointsAhead()));
   }
 
   /**
@@ -69,13 +69,9 @@ export class ObservabilityModule implements OnModuleInit, OnApplicationBootstrap
   async onApplicationBootstrap(): Promise<void> {
     const problem = await this.checkpointsAhead().catch(() => null);
     if (problem === null) return;
-    this.mismatchAtStart = problem;
-    this.readYourWrites.refuseWritesForGood(`${problem}.`);
+    this.readYourWrites.refuseWritesForGood(problem);
     new Logger('Readiness').error(`${problem}. Writes are refused and /readyz answers 503 until the process is restarted on matching stores.`);
   }
-
-  /** The mismatch found at start-up (onApplicationBootstrap), or null. */
-  private mismatchAtStart: string | null = null;
 
   /**
    * A checkpoint past the head of the log means the read store holds what this log does not (the
