@@ -558,8 +558,9 @@ describe('quotes API', () => {
       ['no recipients', {}, 'recipients'],
       ['an empty list', { recipients: [] }, 'recipients'],
       ['21 recipients', { recipients: Array.from({ length: 21 }, (_, i) => `r${i}@example.com`) }, 'recipients'],
-      ['an invalid address', { recipients: ['ada@example.com', 'not-an-email'] }, 'recipients'],
-      ['an address that is not a string', { recipients: ['ada@example.com', 7] }, 'recipients'],
+      ['an invalid address', { recipients: ['ada@example.com', 'not-an-email'] }, 'recipients[1]'],
+      ['an address that is not a string', { recipients: ['ada@example.com', 7] }, 'recipients[1]'],
+      ['an address over 254 characters', { recipients: [`${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com`] }, 'recipients[0]'],
       ['a locale that is no language tag', { recipients: ['ada@example.com'], locale: 'de DE' }, 'locale'],
       ['a locale over 35 characters', { recipients: ['ada@example.com'], locale: `de-${'abcdefgh-'.repeat(4)}x` }, 'locale'],
     ])('refuses %s with 422 and sends nothing', async (_, body, path) => {

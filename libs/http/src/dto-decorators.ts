@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import Decimal from 'decimal.js';
-import { IsEmail, IsIn, IsNumber, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { IsEmail, IsIn, IsNumber, IsString, Max, MaxLength, Min, ValidateBy, ValidateIf } from 'class-validator';
 import { CURRENCY_CODES, stripHtml, toMoneyNumber } from '@lib/shared';
 
 /**
@@ -75,3 +75,35 @@ export const IsCurrencyCode = () => applyDecorators(IsString(), IsIn(CURRENCY_CO
  * (7.000000000000001) is 7. The same rule on quotes and on the organization's quote defaults.
  */
 export const TaxRate = () => applyDecorators(RoundedHalfUp(4), IfPresent(), IsFiniteNumber(), Min(0), Max(100));
+
+/** One rule for the items of an array: what an item must pass, and what a failing item is told. */
+export type ItemRule = readonly [passes: (item: unknown) => boolean, message: string];
+
+/** The name under which EachItem's rule reaches the validation pipe, with its item rules as context. */
+export const EACH_ITEM = 'eachItem';
+
+/** For each failing item of `items`, its index and the message of the first rule it breaks. */
+export function itemFailures(items: unknown[], rules: readonly ItemRule[]): Array<{ index: number; message: string }> {
+  return items.flatMap((item, index) => {
+    const broken = rules.find(([passes]) => !passes(item));
+    return broken ? [{ index, message: broken[1] }] : [];
+  });
+}
+
+/**
+ * Rules for each item of an array, each failing item told at its own path (`recipients[1]`: "recipients[1]
+ * must be a valid e-mail address"), rather than the array's with no word on which item. Messages
+ * are given without the subject, which the validation pipe puts first. Combine with
+ * IsArray; a value that is no array is left to it.
+ */
+export const EachItem = (...rules: ItemRule[]) =>
+  ValidateBy(
+    {
+      name: EACH_ITEM,
+      validator: {
+        validate: (value: unknown) => !Array.isArray(value) || itemFailures(value, rules).length === 0,
+        defaultMessage: (args) => `${args?.property ?? 'the value'} has invalid items`,
+      },
+    },
+    { context: { rules } },
+  );

@@ -1,5 +1,6 @@
 import { Body, ValidationPipe, type ArgumentMetadata, type PipeTransform, type ValidationError } from '@nestjs/common';
 import { LruMap, ValidationFailed, type FieldError } from '@lib/shared';
+import { EACH_ITEM, itemFailures, type ItemRule } from './dto-decorators';
 
 /**
  * Rules about what a value is, the most telling first: when one of them fails, the value's other
@@ -36,7 +37,11 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
     const index = /^\d+$/.test(property);
     // A top-level index stays bare ("0"); a property is never cut, even one named `limit[]` (a query).
     const path = !property ? parent : !parent ? property : index ? `${parent}[${property}]` : `${parent}.${property}`;
-    for (const message of fieldMessages(error, property)) out.push({ path, message });
+    for (const message of fieldMessages(error, property)) {
+      const itemRules = error.constraints?.[EACH_ITEM] === message ? (error.contexts?.[EACH_ITEM] as { rules?: readonly ItemRule[] } | undefined)?.rules : undefined;
+      if (itemRules && Array.isArray(error.value)) out.push(...itemFailures(error.value, itemRules).map(({ index, message: told }) => ({ path: `${path}[${index}]`, message: `${path}[${index}] ${told}` })));
+      else out.push({ path, message });
+    }
     if (error.children?.length) out.push(...flattenValidationErrors(error.children, path));
   }
   return out;

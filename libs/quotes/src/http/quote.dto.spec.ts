@@ -162,3 +162,34 @@ describe('send locale', () => {
     expect(await refusedPaths(SendQuoteDto, { recipients, locale })).toEqual(['locale']);
   });
 });
+
+describe('send recipients', () => {
+  async function refusals(body: unknown) {
+    try {
+      await parse(SendQuoteDto, body);
+    } catch (error) {
+      if (error instanceof ValidationFailed) return error.fields;
+    }
+    throw new Error('not refused');
+  }
+
+  it('tells each failing recipient at its index, with the first rule it breaks', async () => {
+    const long = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com`;
+    expect(await refusals({ recipients: ['ada@example.com', 'not-an-email', 7, ' bob@example.com ', long, null] })).toEqual([
+      { path: 'recipients[1]', message: 'recipients[1] must be a valid e-mail address' },
+      { path: 'recipients[2]', message: 'recipients[2] must be a string' },
+      { path: 'recipients[4]', message: 'recipients[4] must be at most 254 characters' },
+      { path: 'recipients[5]', message: 'recipients[5] must be a string' },
+    ]);
+  });
+
+  it('tells a list that is no array, empty or too long at the path recipients', async () => {
+    expect(await refusals({ recipients: 'ada@example.com' })).toEqual([{ path: 'recipients', message: 'recipients must be an array' }]);
+    expect(await refusals({ recipients: [] })).toEqual([{ path: 'recipients', message: 'recipients must contain at least 1 elements' }]);
+    expect((await refusals({ recipients: Array.from({ length: 21 }, (_, i) => (i === 3 ? 'x' : `r${i}@example.com`)) })).map((field) => field.path).sort()).toEqual(['recipients', 'recipients[3]']);
+  });
+
+  it('takes valid recipients, trimmed', async () => {
+    expect((await parse(SendQuoteDto, { recipients: [' ada@example.com', 'bob@example.com'] })).recipients).toEqual(['ada@example.com', 'bob@example.com']);
+  });
+});

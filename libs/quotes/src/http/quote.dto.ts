@@ -6,7 +6,6 @@ import {
   ArrayMinSize,
   IsArray,
   IsBoolean,
-  IsEmail,
   IsIn,
   IsInt,
   IsNotEmpty,
@@ -18,14 +17,22 @@ import {
   MaxLength,
   Min,
   ValidateNested,
+  isEmail,
 } from 'class-validator';
-import { AbsentIfNull, EmptyClears, ExtraFieldsIgnored, IfPresent, IsCurrencyCode, IsFiniteNumber, NullablePlainText, PageQuery, PlainText, RoundedHalfUp, TaxRate, TrimmedEach } from '@lib/http';
+import { AbsentIfNull, EachItem, EmptyClears, ExtraFieldsIgnored, IfPresent, IsCurrencyCode, IsFiniteNumber, NullablePlainText, PageQuery, PlainText, RoundedHalfUp, TaxRate, TrimmedEach } from '@lib/http';
 import { ITEM_TYPES } from '@lib/templates';
 import { DOCUMENT_LOCALES, type DocumentLocale } from '../documents/document-locale';
 import { QUOTE_STATUSES, type QuoteStatus } from '../domain/quote.events';
 
 export const MAX_LINE_ITEMS = 200;
 export const MAX_RECIPIENTS = 20;
+
+/** What each recipient of a send must be, each failing one told at its index (`recipients[1]`). */
+const RECIPIENT_RULES = [
+  [(item: unknown) => typeof item === 'string', 'must be a string'],
+  [(item: unknown) => (item as string).length <= 254, 'must be at most 254 characters'],
+  [(item: unknown) => isEmail(item), 'must be a valid e-mail address'],
+] as const;
 
 /** Decimals kept of a line item's quantity and unit price, and of a tax rate (percent). */
 const AMOUNT_DECIMALS = 6;
@@ -178,7 +185,7 @@ export class ReplaceLineItemsDto {
 
 export class SendQuoteDto {
   @ApiProperty({ type: [String], format: 'email', minItems: 1, maxItems: MAX_RECIPIENTS, example: ['customer@example.com'] })
-  @TrimmedEach() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_RECIPIENTS) @IsString({ each: true }) @IsEmail({}, { each: true, message: 'each recipient must be a valid e-mail address' }) @MaxLength(254, { each: true })
+  @TrimmedEach() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_RECIPIENTS) @EachItem(...RECIPIENT_RULES)
   recipients: string[];
 
   @ApiPropertyOptional({
