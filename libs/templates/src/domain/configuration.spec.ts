@@ -243,7 +243,7 @@ describe('validateConfiguration', () => {
         c.price = 10;
         c.components[1].colour = 'red';
       });
-      expect(errors).toEqual([error('price', 'is not a known field'), error('components[1].colour', 'is not a known field')]);
+      expect(errors).toEqual([error('price', 'unknown field'), error('components[1].colour', 'unknown field')]);
     });
   });
 

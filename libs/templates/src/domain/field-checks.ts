@@ -7,11 +7,22 @@ import { FieldError, stripHtml } from '@lib/shared';
  */
 export type JsonObject = Record<string, unknown>;
 
+/** The field a path ends in (`components[0].width` → `width`, `options[1]` → `options[1]`). */
+const lastField = (path: string): string => path.slice(path.lastIndexOf('.') + 1);
+
+/** A rule's message that needs its field as subject ("must be a string"), not a sentence of its own. */
+const PREDICATE = /^(must |is required$)/;
+
 export class FieldErrors {
   readonly list: FieldError[] = [];
 
+  /**
+   * Records a refusal. A message that is a bare rule ("must be at least 300 mm", "is required") is
+   * given its field as subject ("width must be at least 300 mm"), as the request bodies validated
+   * by DTOs word theirs (docs/decisions/platform.md); a sentence is kept as it is.
+   */
   add(path: string, message: string): void {
-    this.list.push({ path, message });
+    this.list.push({ path, message: path && PREDICATE.test(message) ? `${lastField(path)} ${message}` : message });
   }
 
   get empty(): boolean {
@@ -34,11 +45,14 @@ function typeError(errors: FieldErrors, value: unknown, path: string, expected: 
   return undefined;
 }
 
+/** What a key the body may not hold is told, as by the DTOs' validation. */
+export const UNKNOWN_FIELD = 'unknown field';
+
 /** An object whose keys are all in `allowed`; each unknown key is reported at its own path. */
 export function readObject(errors: FieldErrors, value: unknown, path: string, allowed: readonly string[]): JsonObject | undefined {
   if (!isObject(value)) return typeError(errors, value, path, 'an object');
   for (const key of Object.keys(value)) {
-    if (!allowed.includes(key)) errors.add(field(path, key), 'is not a known field');
+    if (!allowed.includes(key)) errors.add(field(path, key), UNKNOWN_FIELD);
   }
   return value;
 }
@@ -66,7 +80,8 @@ export function readText(
     errors.add(path, 'must not be empty');
     return undefined;
   }
-  if (text.length > max) {
+  // Counted in characters (code points), as the DTOs' MaxLength and JSON Schema's maxLength count.
+  if (text.length > max && [...text].length > max) {
     errors.add(path, `must be at most ${max} characters`);
     return undefined;
   }

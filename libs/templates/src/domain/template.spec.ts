@@ -109,13 +109,33 @@ describe('validateTemplate', () => {
         error('description', 'at most 2000 characters'),
         error('productCategory', 'must be a string'),
         error('materialTags', 'must be an array'),
-        error('colour', 'is not a known field'),
+        error('colour', 'unknown field'),
       ]));
       expect(errors).toHaveLength(6);
     });
 
     it('then a name over 200 characters is refused', () => {
       expect(errorsFor((b) => (b.name = 'x'.repeat(201)))).toEqual([error('name', 'at most 200 characters')]);
+    });
+
+    it('then a rule names its field, as the DTOs do, and an unknown key is told so without one', () => {
+      const errors = errorsFor((b) => {
+        delete b.name;
+        b.productCategory = 7;
+        b.components[0].constraints.minWidth = -1;
+        b.colour = 'red';
+      });
+      expect(errors).toEqual(expect.arrayContaining([
+        { path: 'name', message: 'name is required' },
+        { path: 'productCategory', message: 'productCategory must be a string' },
+        { path: 'components[0].constraints.minWidth', message: 'minWidth must be at least 1 mm' },
+        { path: 'colour', message: 'unknown field' },
+      ]));
+    });
+
+    it('then text limits count characters, not UTF-16 code units: 200 emoji are a name, 201 are not', () => {
+      expect(errorsFor((b) => (b.name = '😀'.repeat(200)))).toEqual([]);
+      expect(errorsFor((b) => (b.name = '😀'.repeat(201)))).toEqual([{ path: 'name', message: 'name must be at most 200 characters' }]);
     });
   });
 
@@ -239,7 +259,7 @@ describe('validateTemplate', () => {
     });
 
     it('then unknown fields inside entries are refused', () => {
-      expect(errorsFor((b) => (b.options[0].price = 10))).toEqual([error('options[0].price', 'is not a known field')]);
+      expect(errorsFor((b) => (b.options[0].price = 10))).toEqual([error('options[0].price', 'unknown field')]);
     });
 
     it('then a list longer than 200 entries is refused', () => {

@@ -34,14 +34,14 @@ type Rule = [RegExp, (match: RegExpMatchArray, texts: ValidationTexts, size: (mm
  * organization's unit. A message no rule matches is shown as the API wrote it.
  */
 const RULES: Rule[] = [
-  [/^must be at least (\d+) mm$/, (m, t, size) => fill(t.atLeast, { limit: size(Number(m[1])) })],
-  [/^must be at most (\d+) mm$/, (m, t, size) => fill(t.atMost, { limit: size(Number(m[1])) })],
-  [/^must be at least (\d+)$/, (m, t) => fill(t.atLeast, { limit: m[1] })],
-  [/^must be at most (\d+)$/, (m, t) => fill(t.atMost, { limit: m[1] })],
-  [/^must be a number$/, (_m, t) => t.number],
-  [/^must be a whole number/, (_m, t) => t.wholeNumber],
+  [/^(?:\S+ )?must be at least (\d+) mm$/, (m, t, size) => fill(t.atLeast, { limit: size(Number(m[1])) })],
+  [/^(?:\S+ )?must be at most (\d+) mm$/, (m, t, size) => fill(t.atMost, { limit: size(Number(m[1])) })],
+  [/^(?:\S+ )?must be at least (\d+)$/, (m, t) => fill(t.atLeast, { limit: m[1] })],
+  [/^(?:\S+ )?must be at most (\d+)$/, (m, t) => fill(t.atMost, { limit: m[1] })],
+  [/^(?:\S+ )?must be a number$/, (_m, t) => t.number],
+  [/^(?:\S+ )?must be a whole number/, (_m, t) => t.wholeNumber],
   [/^the components are (\d+) mm wide together, wider than the product \((\d+) mm\)$/, (m, t, size) => fill(t.tooWide, { total: size(Number(m[1])), width: size(Number(m[2])) })],
-  [/^must not exceed the product height \((\d+) mm\)$/, (m, t, size) => fill(t.tooTall, { height: size(Number(m[1])) })],
+  [/^(?:\S+ )?must not exceed the product height \((\d+) mm\)$/, (m, t, size) => fill(t.tooTall, { height: size(Number(m[1])) })],
   [/^needs an option from "(.*)"$/, (m, t) => fill(t.chooseFrom, { group: m[1] })],
   [/^"(.*)" allows only one option/, (m, t) => fill(t.onlyOne, { group: m[1] })],
   [/(^| )(is required|should not be empty|must not be empty)$/, (_m, t) => t.required],
