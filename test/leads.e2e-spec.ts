@@ -283,6 +283,11 @@ describe('leads', () => {
       expect((await get(`/api/v1/leads/${theirs}`, other.apiKey)).body.status).toBe('new');
     });
 
+    it('answers an unknown organization 404 before it looks at the body', async () => {
+      const res = await move(await newLead(), { status: 'won' }, 'org_unknown');
+      expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);
+    });
+
     it('requires the admin token (an API key is not enough)', async () => {
       const id = await newLead();
       for (const token of [undefined, org.apiKey]) {

@@ -364,6 +364,19 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       expect(res.body.error.code).toBe('not_found');
     });
 
+    it.each([
+      ['PATCH', '/admin/v1/organizations/org_unknown', { locale: 'fr' }],
+      ['PATCH', '/admin/v1/organizations/org_unknown', {}],
+      ['POST', '/admin/v1/organizations/org_unknown/api-keys', {}],
+      ['POST', '/admin/v1/organizations/org_unknown/signing-secret', { unexpected: true }],
+      ['GET', '/admin/v1/organizations/org_unknown/api-keys?limit=0', undefined],
+    ] as const)('answers %s %s to an unknown organization 404 before looking at its body or query', async (method, path, body) => {
+      const res = await app.request(method, path, { token: ADMIN_TOKEN, body });
+      expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);
+      // and the admin token is still checked first
+      expect((await app.request(method, path, { token: 'not-the-admin-token', body })).status).toBe(401);
+    });
+
     it('lists keys without secrets and caps them at ten', async () => {
       const fresh = await app.createOrganization();
       const list = await app.request('GET', `/admin/v1/organizations/${fresh.organizationId}/api-keys`, { token: ADMIN_TOKEN });

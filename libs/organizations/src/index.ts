@@ -5,5 +5,6 @@ export * from './application/organization-directory';
 export * from './application/api-keys';
 export * from './application/signing-secret-seal';
 export * from './projections/organizations.projection';
+export * from './http/known-organization.guard';
 export * from './organizations.module';
 export * from './signing-secrets.module';

@@ -7,6 +7,7 @@ import { APP_CONFIG, ValidationFailed, type AppConfig } from '@lib/shared';
 import { assertWebhookUrlsAllowed } from '@lib/webhooks/transport/webhook-url-policy';
 import { CreateApiKey, CreateOrganization, RevokeApiKey, RotateSigningSecret, UpdateOrganization, type ApiKeyAnswer, type CreatedOrganization, type RotationAnswer, type UpdatedOrganization } from '../application/organization.commands';
 import { OrganizationDirectory, toAdminOrganization } from '../application/organization-directory';
+import { KnownOrganization } from './known-organization.guard';
 import { AdminOrganizationResponse, ApiKeyListResponse, CreateApiKeyDto, CreateOrganizationDto, SigningSecretResponse, UpdatedOrganizationResponse, UpdateOrganizationDto } from './organization.dto';
 
 /** Where an answer shows the signing secret it minted. */
@@ -25,7 +26,7 @@ const ORGANIZATION_PATCH_FIELDS = ['name', 'locale', 'unitSystem', 'currency', '
 
 @ApiTags('admin')
 @ApiBearerAuth('admin')
-@UseGuards(AdminGuard)
+@UseGuards(AdminGuard, KnownOrganization)
 @Controller('admin/v1/organizations')
 export class AdminOrganizationsController {
   constructor(
@@ -78,7 +79,6 @@ export class AdminOrganizationsController {
   })
   @ApiOkResponse({ type: UpdatedOrganizationResponse })
   async update(@Param('orgId') orgId: string, @Body() body: UpdateOrganizationDto) {
-    await this.directory.get(orgId);
     if (!ORGANIZATION_PATCH_FIELDS.some((field) => body?.[field] !== undefined)) {
       throw new ValidationFailed([{ path: '', message: `provide at least one of: ${ORGANIZATION_PATCH_FIELDS.join(', ')}` }]);
     }
@@ -106,7 +106,6 @@ export class AdminOrganizationsController {
   })
   @ApiErrors('forbidden_plan')
   async createApiKey(@Param('orgId') orgId: string, @Body() body: CreateApiKeyDto, @Req() request: FastifyRequest): Promise<ApiKeyAnswer> {
-    await this.directory.get(orgId);
     return this.commands.execute(new CreateApiKey(orgId, body.name, body.readOnly ?? false, idempotentId(request, 'key')));
   }
 
@@ -129,7 +128,6 @@ export class AdminOrganizationsController {
   @Delete(':orgId/api-keys/:keyId')
   @HttpCode(204)
   async revokeApiKey(@Param('orgId') orgId: string, @Param('keyId') keyId: string): Promise<void> {
-    await this.directory.get(orgId);
     await this.commands.execute(new RevokeApiKey(orgId, keyId));
   }
 
@@ -141,7 +139,6 @@ export class AdminOrganizationsController {
   })
   @ApiCreatedResponse({ type: SigningSecretResponse })
   async rotateSigningSecret(@Param('orgId') orgId: string, @NoBody() _body: undefined, @Req() request: FastifyRequest): Promise<RotationAnswer> {
-    await this.directory.get(orgId);
     return this.commands.execute(new RotateSigningSecret(orgId, idempotentId(request, 'whs')));
   }
 }
