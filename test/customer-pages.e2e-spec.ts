@@ -81,6 +81,23 @@ describe('customer pages', () => {
     expect([unknown.status, body(unknown)]).toEqual([404, expect.stringContaining('data-page="quote"')]);
   });
 
+  it('redirects a page address with a trailing slash to the page, keeping its query', async () => {
+    const token = 'A'.repeat(43);
+    for (const [path, location] of [
+      [`/q/${token}/`, `../${token}`],
+      [`/q/${token}/?lang=de`, `../${token}?lang=de`],
+      [`/c/${org.slug}/`, `../${org.slug}`],
+      [`/c/${org.slug}/tpl_1/`, '../tpl_1'],
+      [`/contact/${org.slug}/?lang=nl`, `../${org.slug}?lang=nl`],
+    ]) {
+      const res = await get(path);
+      expect([path, res.status, res.headers.location]).toEqual([path, 308, location]);
+      // through the hooks of every other request (its id; authentication and rate limits are onRequest hooks too)
+      expect(res.headers['x-request-id']).toEqual(expect.any(String));
+      expect(new URL(String(res.headers.location), `http://host${path}`).pathname).toBe(path.replace(/\/(\?.*)?$/, ''));
+    }
+  });
+
   it('serves the page scripts and the stylesheet, revalidated by ETag', async () => {
     for (const [file, type] of [['configurator.js', 'text/javascript'], ['quote.js', 'text/javascript'], ['contact.js', 'text/javascript'], ['styles.css', 'text/css']]) {
       const res = await get(`/assets/${file}`);
