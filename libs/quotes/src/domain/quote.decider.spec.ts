@@ -514,7 +514,13 @@ describe('quote decider', () => {
         const error = refusal(stale);
         expect(error).toBeInstanceOf(QuoteVersionNotCurrent);
         expect(error).toMatchObject({ code: 'quote_not_actionable', details: { status: 'sent', version: 2 } });
+        expect((error as Error).message).toMatch(/^Version 1 is no longer the current version of this quote \(version 2 was sent since\)\./);
       }
+      // a version the quote never had is not told it was superseded
+      expect(refusal({ type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', version: 3, at })).toMatchObject({
+        code: 'quote_not_actionable',
+        message: 'This quote has no version 3: its current version is 2. Nothing was changed; reload the quote to answer it.',
+      });
       expect(given(...history).when({ type: 'acceptQuote', tokenHash: LINK.tokenHash, name: 'Ada', version: 2, at }).result()).toMatchObject([
         { type: 'quote.v1.accepted', data: { quote: { version: 2, status: 'accepted', total: 120.99 } } },
       ]);

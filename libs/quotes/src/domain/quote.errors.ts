@@ -50,7 +50,11 @@ export class QuoteNotActionable extends DomainError {
 export class QuoteVersionNotCurrent extends DomainError {
   readonly code = 'quote_not_actionable';
   constructor(status: QuoteStatus, version: number, answered: number) {
-    super(`Version ${answered} is no longer the current version of this quote (version ${version} was sent since). Nothing was changed; reload the quote to answer it.`, {
+    const which =
+      answered < version
+        ? `Version ${answered} is no longer the current version of this quote (version ${version} was sent since).`
+        : `This quote has no version ${answered}: its current version is ${version}.`;
+    super(`${which} Nothing was changed; reload the quote to answer it.`, {
       status,
       version,
     });
