@@ -378,6 +378,37 @@ describe('the customer pages in a browser', () => {
     await screenshot(page, 'quote-rejected-de');
   });
 
+  it('keeps the quote page within the screen with words wider than it, and every amount in view', async () => {
+    const { mail } = await sentQuote({
+      reference: `PO-${'1234567890'.repeat(19)}`,
+      currency: 'HUF',
+      taxRate: 27,
+      lineItems: [
+        { description: `Profile-${'x'.repeat(1990)}`, quantity: 3, unitPrice: 485000.5, itemType: 'window' },
+        { description: 'Installation', quantity: 1, unitPrice: 120000, itemType: 'labor' },
+      ],
+    });
+    for (const width of [320, 375, 1000]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.goto(`${mail.quoteUrl}?lang=en`);
+      await page.locator('.lines').waitFor();
+      // (a string: this file is compiled without the DOM's types)
+      const layout = await page.evaluate<Record<string, unknown>>(`(() => {
+        const wrap = document.querySelector('.table-wrap');
+        const box = wrap.getBoundingClientRect();
+        const figures = [...document.querySelectorAll('.lines .n')].filter((cell) => cell.offsetParent !== null);
+        return {
+          pageOverflow: document.documentElement.scrollWidth - window.innerWidth,
+          tableOverflow: wrap.scrollWidth - wrap.clientWidth,
+          figuresOutside: figures.filter((cell) => cell.getBoundingClientRect().right > box.right + 0.5).map((cell) => cell.textContent),
+          grandTotal: document.querySelector('.lines tr.grand .n')?.textContent,
+        };
+      })()`);
+      expect({ width, ...layout }).toEqual({ width, pageOverflow: 0, tableOverflow: 0, figuresOutside: [], grandTotal: expect.stringMatching(/2,000,251/) });
+    }
+    await screenshot(page, 'quote-long-words');
+  });
+
   it('answers only the version it shows: when a new version was sent meanwhile, the acceptance is refused and the page shows the new one', async () => {
     const { quoteId, mail } = await sentQuote({ lineItems: [{ description: 'Tilt-turn window', quantity: 1, unitPrice: 551.88 }] });
     await page.goto(mail.quoteUrl);
