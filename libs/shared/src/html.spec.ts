@@ -19,6 +19,24 @@ describe('stripHtml', () => {
     expect(stripHtml(input)).toBe(stored);
   });
 
+  it.each([
+    ['Ada Lovelace <ada@example.com>', 'Ada Lovelace ada@example.com'],
+    ['email <info@example.com> or call', 'email info@example.com or call'],
+    ['<b>Ada</b> <ada.l+quotes@mail.example.co.uk>', 'Ada ada.l+quotes@mail.example.co.uk'],
+    ['&lt;ada@example.com&gt;', 'ada@example.com'],
+  ])('keeps an e-mail address in angle brackets, without them: %p', (input, stored) => {
+    expect(stripHtml(input)).toBe(stored);
+  });
+
+  it.each([
+    ['<a href="mailto:x@example.com">mail</a>', 'mail'],
+    ['<img src=x@y.z onerror=alert(1)>', ''],
+    ['<script>x@y.z</script>', ''],
+    ['<x@y>', ''],
+  ])('still removes a tag that holds more than an address: %p', (input, stored) => {
+    expect(stripHtml(input)).toBe(stored);
+  });
+
   it('keeps a tag left open at the end as text, with what follows it', () => {
     expect(stripHtml('Note: <script')).toBe('Note: <script');
     expect(stripHtml('Note: <script>alert(1)')).toBe('Note: alert(1)');

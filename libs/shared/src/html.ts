@@ -6,12 +6,20 @@ const ENTITY = /&[a-z#0-9]+;/i;
 /** Entity decodings after the first strip; each is followed by another strip. */
 const DECODE_ROUNDS = 5;
 
+/**
+ * What between `<` and `>` is an e-mail address, not markup: `Ada <ada@example.com>`. HTML would
+ * read it as an element of that name; stripped as one, the address was lost (found by a review,
+ * 2026-11-27). Kept without its brackets: the output still holds no complete tag.
+ */
+const BRACKETED_ADDRESS = /^[A-Za-z][^\s<>@"'=/]*@[^\s<>@"'=/]+\.[^\s<>@"'=/]+$/;
+
 /** `<` starts a tag when a letter, `/`, `!` or `?` follows (as in HTML; `5 < 6` is text). */
 const opensTag = (c: string) => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '/' || c === '!' || c === '?';
 
 /**
  * Removes every complete tag — `<`, a letter, `/`, `!` or `?`, and everything up to the next `>` —
- * with the content of script and style elements; all other text is kept, including a `<` that no
+ * with the content of script and style elements, except that an e-mail address in brackets keeps
+ * the address (BRACKETED_ADDRESS); all other text is kept, including a `<` that no
  * tag follows and an unclosed tag at the end. One pass, linear: the output is built as a stack,
  * and a `>` removes everything from the first tag start still in it. So a tag that only forms once
  * another is gone (`<<b>script>`, `<scr<b>ipt>`) goes too, and the output holds no complete tag.
@@ -25,8 +33,14 @@ function removeTags(input: string): string {
     const c = input[i];
     if (c === '>' && tagStart >= 0) {
       const tag = CODE_TAG.exec(kept.slice(tagStart, tagStart + 9).join(''));
+      // every character is sliced here at most once: the tag leaves `kept` now
+      const address = !code && kept.length - tagStart <= 256 ? kept.slice(tagStart + 1).join('') : '';
       kept.length = tagStart;
       tagStart = -1;
+      if (address && BRACKETED_ADDRESS.test(address)) {
+        kept.push(...address);
+        continue;
+      }
       if (code && code.start > kept.length) code = null;
       if (tag) {
         const closing = tag[1] === '/';
