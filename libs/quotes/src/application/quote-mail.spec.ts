@@ -43,11 +43,30 @@ describe('quote e-mail', () => {
   });
 
   it('given a line break in a name, then the name stays on its line: it cannot start a line of its own', () => {
-    const data = { ...sent('en'), customer: { name: 'Eve\nBcc: attacker@example.com', email: null } };
+    const data = { ...sent('en'), customer: { name: 'Eve\nX-Injected: yes', email: null } };
     const mail = composeQuoteMail('ev-1', data, data.customerUrl!, 'Fenster\r\nGmbH');
-    expect(mail.text).toContain('Dear Eve Bcc: attacker@example.com,');
-    expect(mail.text.split('\n').some((line) => line.startsWith('Bcc:'))).toBe(false);
+    expect(mail.text).toContain('Dear Eve X-Injected: yes,');
+    expect(mail.text.split('\n').some((line) => line.startsWith('X-Injected:'))).toBe(false);
     expect(mail.subject).toBe('Your quote Q-2026-000007 from Fenster GmbH');
+  });
+
+  it.each([
+    ['a link', 'Ada\n\nIMPORTANT: pay the deposit at https://evil.example/pay'],
+    ['a bare domain', 'Ada, see www.evil.example'],
+    ['an e-mail address', 'Eve\nBcc: attacker@example.com'],
+    ['a paragraph', 'Ada '.repeat(18)],
+    ['only format characters', '\u202e\u200b'],
+  ])('given a name holding %s, then the greeting leaves it out', (_what, name) => {
+    const data = { ...sent('en'), customer: { name, email: null } };
+    const mail = composeQuoteMail('ev-1', data, data.customerUrl!, 'Fenster GmbH');
+    expect(mail.text.startsWith('Hello,\n')).toBe(true);
+    expect(mail.html).toContain('<p>Hello,</p>');
+    expect(mail.text).not.toMatch(/evil|attacker|Ada Ada/);
+  });
+
+  it('given a name with bidi overrides or zero-width characters, then the greeting drops them, as the PDF does', () => {
+    const data = { ...sent('en'), customer: { name: 'Ada\u202e ecalevoL\u200b', email: null } };
+    expect(composeQuoteMail('ev-1', data, data.customerUrl!, 'Fenster\u202eGmbH').text).toMatch(/^Dear Ada ecalevoL,\n[\s\S]*Kind regards,\nFensterGmbH\n$/);
   });
 
   it('given a stored mail, then the slot for the quote link is filled with the link derived for the attempt, escaped in the HTML', () => {

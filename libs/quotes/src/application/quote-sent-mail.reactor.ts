@@ -69,7 +69,25 @@ function htmlBody(text: string, url: string, texts: MailTexts, locale: DocumentL
  * Eve\nBcc: …"), and no other control character belongs in a greeting or a subject (nor can a
  * name then hold the slot of the quote link, which is between NULs).
  */
-const oneLine = (text: string) => text.replace(/[\s\u0000-\u001F\u007F-\u009F]+/g, ' ').trim();
+const oneLine = (text: string) => text.replace(/[\s\u0000-\u001F\u007F-\u009F]+/g, ' ').replace(/\p{Cf}/gu, '').trim();
+
+/** Longer than any name a greeting needs ("Dr. Maria-Theresia von Habsburg-Lothringen" is 42). */
+const GREETED_NAME_MAX = 70;
+
+/**
+ * The customer's name as the greeting may say it, or null for the greeting without a name. The
+ * name is whatever was typed on the public configurator, and the mail goes out under the
+ * organization's name: a "name" holding a link or an address ("Ada, pay the deposit at
+ * https://…"), which mail clients make clickable, or a paragraph of text is left out rather than
+ * sent on the organization's behalf (2026-11-27, found by a review). Format characters (bidi
+ * overrides such as U+202E, zero-width spaces) are dropped from every name, as the PDF drops them.
+ */
+function greetedName(name: string | null): string | null {
+  if (name === null) return null;
+  const line = oneLine(name);
+  if (line === '' || [...line].length > GREETED_NAME_MAX || /:\/\/|www\.|@/i.test(line)) return null;
+  return line;
+}
 
 /**
  * Where the customer's quote link goes in a stored e-mail. The link is a credential (whoever holds
@@ -99,7 +117,7 @@ export function composeQuoteMail(id: string, data: QuoteSent['data'], customerUr
   const locale = documentLocale(data.locale, organizationLocale);
   const facts: MailFacts = {
     organization: oneLine(organizationName),
-    customer: data.customer.name === null ? null : oneLine(data.customer.name),
+    customer: greetedName(data.customer.name),
     quoteNumber: data.quote.quoteNumber,
     version: data.quote.version,
     total: formatMoney(data.quote.total, data.quote.currency, locale),
