@@ -79,7 +79,8 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
     const imperial = await f.organization();
     const patched = await app.request('PATCH', `/admin/v1/organizations/${imperial.organizationId}`, { token: ADMIN_TOKEN, body: { unitSystem: 'imperial' } });
     expect(patched.status).toBe(200);
-    const quoteId = await f.createQuote(imperial, await f.submission(imperial, { locale: 'de', name: 'Grete <b>Müller</b>' }), { reference: 'Küche & Bad' });
+    const customer = { companyName: 'Müller Bau GmbH', address: 'Hauptstraße 5', postalCode: '10115', city: 'Berlin', country: 'Deutschland' };
+    const quoteId = await f.createQuote(imperial, await f.submission(imperial, { locale: 'de', name: 'Grete <b>Müller</b>', customer }), { reference: 'Küche & Bad' });
     let quote: any;
     await until('the PDF', async () => {
       quote = (await app.request('GET', `/api/v1/quotes/${quoteId}`, { token: imperial.apiKey })).body;
@@ -88,6 +89,8 @@ describe('quote PDFs and e-mail (embedded: files under DATA_DIR/mail)', () => {
     const text = pdfText((await download(app, quote.pdf.url)).bytes);
     const total = new Intl.NumberFormat('de', { style: 'currency', currency: 'EUR' }).format(quote.total).replace(/\u00a0/g, ' ');
     for (const expected of ['Angebot', `Org ${imperial.slug}`, quote.quoteNumber, 'Küche & Bad', 'Grete Müller', 'Gesamtbetrag', total]) expect(text).toContain(expected);
+    // the submission's company and address, which the quote does not keep
+    expect(text).toMatch(/Firma\nMüller Bau GmbH\nAdresse\nHauptstraße 5, 10115 Berlin, Deutschland/);
     expect(text).toMatch(/Größe \(B × H\)\n\d+,\d × \d+,\d in/);
     expect(text).not.toMatch(/\d mm/);
   });

@@ -22,7 +22,7 @@ export class QuoteFixtures {
   }
 
   /** A customer configures the example window on the storefront and submits it. */
-  async submission(org: Org, options: { locale?: string; name?: string; email?: string } = {}): Promise<string> {
+  async submission(org: Org, options: { locale?: string; name?: string; email?: string; customer?: Record<string, string> } = {}): Promise<string> {
     const started = await this.app.request('POST', `/storefront/v1/${org.slug}/sessions`, { body: { templateId: org.templateId, ...(options.locale ? { locale: options.locale } : {}) } });
     expect(started.status).toBe(201);
     const { sessionId, customerToken } = started.body;
@@ -30,7 +30,7 @@ export class QuoteFixtures {
     expect(configured.status).toBe(200);
     const submitted = await this.app.request('POST', `/storefront/v1/sessions/${sessionId}/submit`, {
       token: customerToken,
-      body: { customer: { name: options.name ?? 'Ada Lovelace', email: options.email ?? 'ada@example.com' } },
+      body: { customer: { name: options.name ?? 'Ada Lovelace', email: options.email ?? 'ada@example.com', ...options.customer } },
     });
     expect(submitted.status).toBe(201);
     return submitted.body.submissionId;

@@ -70,17 +70,38 @@ export class QuotePdfJobs extends JobStore<QuotePdfRecord> {
  */
 const CONTENT_EVENTS = ['quote.v1.created', 'quote.v1.termsChanged', 'quote.v1.lineItemsReplaced', 'quote.v2.lineItemsReplaced', 'quote.v1.revised', 'quote.v1.sent'];
 
+/** The submission customer's company and postal address, which the quote itself does not keep. */
+export interface CustomerDetails {
+  companyName: string | null;
+  address: string | null;
+  postalCode: string | null;
+  city: string | null;
+  country: string | null;
+}
+
+/** `12 Baker Street, NW1 6XE London, United Kingdom`: what of it is known, in that order; null when nothing is. */
+function oneLineAddress({ address, postalCode, city, country }: CustomerDetails): string | null {
+  const place = [postalCode, city].filter(Boolean).join(' ');
+  return [address, place, country].filter(Boolean).join(', ') || null;
+}
+
 export function pdfContentOf(
   quote: Quote,
   event: QuoteEvent,
   organization: { name: string; locale: string; unitSystem: UnitSystem } | null,
   product: QuotePdfContent['product'],
+  customer: CustomerDetails | null = null,
 ): QuotePdfContent {
   return {
     locale: documentLocale(quote.locale, organization?.locale),
     unitSystem: organization?.unitSystem ?? 'metric',
     organization: { name: organization?.name ?? '' },
-    customer: { name: quote.customer.name, email: quote.customer.email },
+    customer: {
+      name: quote.customer.name,
+      email: quote.customer.email,
+      companyName: customer?.companyName ?? null,
+      address: customer ? oneLineAddress(customer) : null,
+    },
     quoteNumber: quote.quoteNumber,
     version: quote.version,
     reference: quote.terms.reference,
@@ -135,7 +156,8 @@ export class QuotePdfReactor implements Reactor {
       submission && typeof configuration?.width === 'number' && typeof configuration.height === 'number'
         ? { name: submission.templateName, width: configuration.width, height: configuration.height, unitAmount: submission.unitAmount }
         : null;
-    const content = pdfContentOf(quote, upcast(recorded) as unknown as QuoteEvent, organization, product);
+    // The submission's customer does not change (PATCH sets only its status and externalRef).
+    const content = pdfContentOf(quote, upcast(recorded) as unknown as QuoteEvent, organization, product, submission?.customer ?? null);
     const fingerprint = createHash('sha256').update(JSON.stringify(content)).digest('hex');
     if (await this.arm(quote, content, fingerprint, recorded.position)) this.signal.pending('pdf');
   }

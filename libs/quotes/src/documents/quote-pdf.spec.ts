@@ -16,6 +16,16 @@ describe('quote PDF', () => {
     ]) expect(text).toContain(expected);
   });
 
+  it("given the customer's company and address, then the PDF shows them, in the document's language", async () => {
+    const customer = { name: 'Ada Lovelace', email: 'ada@example.com', companyName: 'Analytical Engines Ltd', address: '12 Baker Street, NW1 6XE London, United Kingdom' };
+    const text = pdfText(await renderQuotePdf(content({ customer }), { compress: false }));
+    for (const expected of ['Company', 'Analytical Engines Ltd', 'Address', '12 Baker Street, NW1 6XE London, United Kingdom']) expect(text).toContain(expected);
+    const german = pdfText(await renderQuotePdf(content({ customer, locale: 'de' }), { compress: false }));
+    for (const expected of ['Firma', 'Adresse']) expect(german).toContain(expected);
+    // a content stored before they were kept (neither field) shows neither line
+    expect(pdfText(await renderQuotePdf(content(), { compress: false }))).not.toMatch(/Company|Address/);
+  });
+
   it('given HTML in the texts, then it is drawn as the characters it is made of', async () => {
     const text = pdfText(await renderQuotePdf(content(), { compress: false }));
     expect(text).toContain('Frame <script>alert(1)</script>');

@@ -8,7 +8,11 @@ export interface QuotePdfContent {
   locale: DocumentLocale;
   unitSystem: UnitSystem;
   organization: { name: string };
-  customer: { name: string | null; email: string | null };
+  /**
+   * Who the quote is for: the submission's customer. `companyName` and `address` (one line: street,
+   * postal code and city, country) were added on 2026-11-27; contents stored before have neither.
+   */
+  customer: { name: string | null; email: string | null; companyName?: string | null; address?: string | null };
   quoteNumber: string;
   version: number;
   reference: string | null;
@@ -34,6 +38,8 @@ interface Labels {
   date: string;
   reference: string;
   customer: string;
+  company: string;
+  address: string;
   product: string;
   size: string;
   units: string;
@@ -57,6 +63,8 @@ const LABELS: Record<DocumentLocale, Labels> = {
     date: 'Date',
     reference: 'Reference',
     customer: 'Customer',
+    company: 'Company',
+    address: 'Address',
     product: 'Product',
     size: 'Size (W × H)',
     units: 'Units',
@@ -77,6 +85,8 @@ const LABELS: Record<DocumentLocale, Labels> = {
     date: 'Datum',
     reference: 'Referenz',
     customer: 'Kunde',
+    company: 'Firma',
+    address: 'Adresse',
     product: 'Produkt',
     size: 'Größe (B × H)',
     units: 'Stückzahl',
@@ -97,6 +107,8 @@ const LABELS: Record<DocumentLocale, Labels> = {
     date: 'Datum',
     reference: 'Referentie',
     customer: 'Klant',
+    company: 'Bedrijf',
+    address: 'Adres',
     product: 'Product',
     size: 'Afmeting (B × H)',
     units: 'Aantal stuks',
@@ -215,6 +227,8 @@ export function renderQuotePdf(given: QuotePdfContent, options: { compress?: boo
   if (content.reference) facts.push([t.reference, content.reference]);
   const customer = [content.customer.name, content.customer.email].filter(Boolean).join(', ');
   if (customer) facts.push([t.customer, customer]);
+  if (content.customer.companyName) facts.push([t.company, content.customer.companyName]);
+  if (content.customer.address) facts.push([t.address, content.customer.address]);
   if (content.product) {
     facts.push([t.product, content.product.name]);
     facts.push([t.size, formatSize(content.product.width, content.product.height, content.unitSystem, locale)]);
@@ -289,7 +303,12 @@ function drawableContent(content: QuotePdfContent): QuotePdfContent {
   return {
     ...content,
     organization: { name: drawable(content.organization.name) },
-    customer: { name: optional(content.customer.name), email: optional(content.customer.email) },
+    customer: {
+      name: optional(content.customer.name),
+      email: optional(content.customer.email),
+      companyName: optional(content.customer.companyName ?? null),
+      address: optional(content.customer.address ?? null),
+    },
     reference: optional(content.reference),
     notes: optional(content.notes),
     product: content.product && { ...content.product, name: drawable(content.product.name) },
