@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -173,7 +173,26 @@ describe('the CLI on an embedded store', () => {
 
     it('given an organization with no events in the range, then it exits 0 and exports none', async () => {
       const { code, out, err } = await cli(dataDir, 'audit:export', '--org', ORG, '--from', '2100-01-01');
-      expect([code, out, err]).toEqual([0, '', `exported 0 events of organization ${ORG}\n`]);
+      expect([code, out, err]).toEqual([0, '', `exported 0 events of organization ${ORG}, stored from 2100-01-01T00:00:00.000Z\n`]);
+      // the range as it was read: Unix seconds taken for milliseconds show as January 1970
+      const seconds = await cli(dataDir, 'audit:export', '--org', ORG, '--to', '1764201600');
+      expect(seconds.err).toBe(`exported 0 events of organization ${ORG}, stored to 1970-01-21T10:03:21.600Z\n`);
+    });
+
+    it('given --out, then the file is written under <file>.partial and named once whole; a partial file left by a stopped run is replaced', async () => {
+      const out = join(dataDir, 'whole.ndjson');
+      writeFileSync(`${out}.partial`, '{"left":"by a stopped export"}\n');
+      expect((await cli(dataDir, 'audit:export', '--org', ORG, '--out', out)).code).toBe(0);
+      expect(existsSync(`${out}.partial`)).toBe(false);
+      expect(readFileSync(out, 'utf8')).not.toContain('stopped export');
+      expect(readFileSync(out, 'utf8').split('\n')[0]).toMatch(/^\{"id":/);
+      expect(statSync(out).mode & 0o777).toBe(0o600);
+      rmSync(out);
+    });
+
+    it.each([[''], ['-']])('given --out %j, which names no file, then it exits 2 and writes nothing anywhere', async (given) => {
+      const { code, out, err } = await cli(dataDir, 'audit:export', '--org', ORG, '--out', given);
+      expect([code, out, err.split('\n')[0]]).toEqual([2, '', `--out ${JSON.stringify(given)} names no file: leave --out out to write to stdout`]);
     });
   });
 

@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, linkSync, rmSync, unlinkSync } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { atGeneration, checkpointName, liveProjections, rebuildProjections, upcast, type Projection } from '@lib/event-sourcing';
@@ -208,9 +208,13 @@ export async function auditExport(context: CliContext, options: { organizationId
     line(context.err, `unknown organization ${options.organizationId}: the event log has no such organization`);
     return EXIT.failed;
   }
-  // Readable by its owner only, like a backup: customers' names and e-mail addresses are in it. `wx`:
-  // a file made meanwhile is not written over either.
-  const target: Writable = options.out ? createWriteStream(options.out, { flags: 'wx', mode: 0o600 }) : context.out;
+  // Readable by its owner only, like a backup: customers' names and e-mail addresses are in it.
+  // Written as `<out>.partial` and given its name once whole, so an export stopped part-way (a
+  // signal, a full disk) never leaves a file of complete lines that reads as the whole export
+  // (2026-11-27, found by a review). The partial file of an earlier stopped run is replaced.
+  const partial = options.out === undefined ? undefined : `${options.out}.partial`;
+  if (partial) rmSync(partial, { force: true });
+  const target: Writable = partial ? createWriteStream(partial, { flags: 'wx', mode: 0o600 }) : context.out;
   // A file that cannot be written is destroyed with its error, which `finished` below reports.
   if (options.out) target.on('error', () => undefined);
   let position = 0;
@@ -244,14 +248,19 @@ export async function auditExport(context: CliContext, options: { organizationId
       written++;
     }
   }
-  if (options.out) {
+  if (partial && options.out) {
     target.end();
     await finished(target);
+    // a link, not a rename: a file made under that name meanwhile is not written over
+    linkSync(partial, options.out);
+    unlinkSync(partial);
   } else if (closed(target)) {
     // The reader stopped reading (`| head`): it has what it wanted, and there is no one to tell.
     return EXIT.ok;
   }
-  line(context.err, `exported ${written} events of organization ${options.organizationId}`);
+  // the range as read, so that a range of Unix seconds taken for milliseconds shows (1970-01-21…)
+  const range = [options.from !== undefined ? ` from ${new Date(options.from).toISOString()}` : '', options.to !== undefined ? ` to ${new Date(options.to).toISOString()}` : ''].join('');
+  line(context.err, `exported ${written} events of organization ${options.organizationId}${range ? `, stored${range}` : ''}`);
   return EXIT.ok;
 }
 

@@ -142,6 +142,7 @@ function commandOf(command: string, rest: string[]): Command | FileCommand {
       checkedId('audit:export: --org', values.org);
       noArguments(command, positionals);
       // The file holds customers' names and e-mail addresses: never written over, as backup never is.
+      if (values.out === '' || values.out === '-') throw new UsageError(`--out ${JSON.stringify(values.out)} names no file: leave --out out to write to stdout`);
       if (values.out !== undefined && existsSync(values.out)) throw new UsageError(`--out ${JSON.stringify(values.out)} exists: name a new file, or remove that one first`);
       const options = { organizationId: values.org, ...parseTimeRange(values), out: values.out };
       return (context) => auditExport(context, options);
