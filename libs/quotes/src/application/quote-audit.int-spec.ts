@@ -145,7 +145,7 @@ describe('auditQuote', () => {
     it('given a stored entry the replay does not make, then the audit names it by its version and place', async () => {
       const newest = (await reads.get<QuoteVersionDocument>(QUOTE_VERSIONS, versionEntryId(QUOTE, 2)))!;
       await reads.upsert([{ collection: QUOTE_VERSIONS, document: { ...newest, id: versionEntryId(QUOTE, 3), seq: 3 } }]);
-      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual(['version 2 (entry 4): stored, but the replay has no such entry']);
+      expect((await auditQuote(events, reads, QUOTE))?.mismatches).toEqual([`version 2 (entry 4, id ${versionEntryId(QUOTE, 3)}): stored, but the replay has no such entry`]);
     });
   });
 });
@@ -203,6 +203,22 @@ describe('auditQuote while the quote changes or the projector catches up', () =>
     expect(audit.mismatches.map((line) => line.replace(/\d+, the/, 'P, the').replace(/is at \d+/, 'is at R'))).toEqual(
       ['quote', 'version 2 (entry 3)'].map((what) => `${what}: stored as of the event at position P, the replay's last change of it is at R (the quote changed during the audit)`),
     );
+  });
+
+  it('given documents stored as of a position no event of the quote has, then the audit says MISMATCH, not that the quote changed during it', async () => {
+    const quote = (await reads.get<ReadDocument>(QUOTES, QUOTE))!;
+    const head = (await events.readStream(quoteStream(QUOTE))).at(-1)!.position;
+    // past the end of the log (a read store newer than a restored events.db) …
+    await reads.upsert([{ collection: QUOTES, document: { ...quote, _pos: head + 50 } as ReadDocument }]);
+    const past = (await auditQuote(events, reads, QUOTE, { attempts: 5, waitMs: 0 }))!;
+    expect(past.changedDuringAudit).toBe(false);
+    expect(past.mismatches).toEqual([`quote: stored as of position ${head + 50}, and no event of this quote is there (its stream ends at ${head}): the read store is ahead of the event log, or holds another quote's data`]);
+    // … and at an event of the stream that did not change it (the first history entry, as of the last event)
+    await reads.upsert([{ collection: QUOTES, document: quote }]);
+    const first = (await reads.get<ReadDocument>(QUOTE_VERSIONS, versionEntryId(QUOTE, 0)))!;
+    await reads.upsert([{ collection: QUOTE_VERSIONS, document: { ...first, _pos: head } as ReadDocument }]);
+    const within = (await auditQuote(events, reads, QUOTE, { attempts: 5, waitMs: 0 }))!;
+    expect([within.changedDuringAudit, within.mismatches]).toEqual([false, [expect.stringMatching(new RegExp(`^version 1 \\(entry 1\\): stored as of the event at position ${head}, which does not change it in the replay \\(its last change is at \\d+\\)$`))]]);
   });
 
   it('given the projector stays behind, then the audit reports what it has not applied', async () => {

@@ -162,8 +162,12 @@ interface Comparison {
   mismatches: string[];
   /** documents stored as of another event than the replay's: compared again after a wait */
   unsettled: string[];
-  /** some were stored from events after the stream was read */
-  ahead: boolean;
+  /** documents stored from events after the stream was read: what each is, at which position */
+  ahead: Map<string, number>;
+  /** the position of the stream's last event, as read for this comparison */
+  head: number;
+  /** `ahead` of the comparison before: its documents were seen before the stream was read again */
+  seenAhead: ReadonlyMap<string, number>;
 }
 
 /**
@@ -171,25 +175,45 @@ interface Comparison {
  * replay, the quote changed after its stream was read, or the projector has not applied the
  * stream's last events yet. Neither says the read model is wrong, so the document is not compared
  * field by field but noted as unsettled (found by a review: an audit during edits reported
- * MISMATCH on a healthy store, newer than the replay).
+ * MISMATCH on a healthy store, newer than the replay). A position no event of this quote can
+ * explain is a mismatch (aheadOfStream).
  */
 function compare(what: string, expected: Replayed, stored: ReadDocument | null, comparison: Comparison): void {
   if (!stored) return unsettled(comparison, false, `${what}: replay has it, the store has nothing`);
   const at = documentPosition(stored);
-  if (at === expected.position) compareFields(what, expected.document, withoutBookkeeping(stored), comparison.mismatches);
-  else unsettled(comparison, at > expected.position, `${what}: stored as of the event at position ${at}, the replay's last change of it is at ${expected.position}`);
+  if (at === expected.position) return compareFields(what, expected.document, withoutBookkeeping(stored), comparison.mismatches);
+  if (at < expected.position) return unsettled(comparison, false, `${what}: stored as of the event at position ${at}, the replay's last change of it is at ${expected.position}`);
+  // The replay went through every event up to the head: one of them at `at` did not change it.
+  if (at <= comparison.head) return void comparison.mismatches.push(`${what}: stored as of the event at position ${at}, which does not change it in the replay (its last change is at ${expected.position})`);
+  aheadOfStream(what, at, `${what}: stored as of the event at position ${at}, the replay's last change of it is at ${expected.position}`, comparison);
 }
 
 /** A stored document the replay did not make: unsettled when an event after the stream's last wrote it. */
-function extra(what: string, stored: ReadDocument, head: number, mismatch: string, comparison: Comparison): void {
+function extra(what: string, stored: ReadDocument, mismatch: string, comparison: Comparison): void {
   const at = documentPosition(stored);
-  if (at > head) unsettled(comparison, true, `${what}: stored from the event at position ${at}, after the stream was read`);
+  if (at > comparison.head) aheadOfStream(what, at, `${what}: stored from the event at position ${at}, after the stream was read`, comparison);
   else comparison.mismatches.push(`${what}: ${mismatch}`);
+}
+
+/**
+ * A document stored as of a position past the stream's last event. Seen so once, the quote may
+ * have changed after its stream was read: unsettled. Seen so again at the same position, after
+ * the stream was read again, no event of this quote is there: the event at that position came
+ * after the document was read, so the stream read since would hold it. The read store is then
+ * ahead of the event log, or holds another quote's data there: a mismatch, not "the quote changed
+ * during the audit", which an audit run again would never settle (found by a review, 2026-11-27).
+ */
+function aheadOfStream(what: string, at: number, line: string, comparison: Comparison): void {
+  if (comparison.seenAhead.get(what) === at) {
+    comparison.mismatches.push(`${what}: stored as of position ${at}, and no event of this quote is there (its stream ends at ${comparison.head}): the read store is ahead of the event log, or holds another quote's data`);
+    return;
+  }
+  comparison.ahead.set(what, at);
+  unsettled(comparison, true, line);
 }
 
 function unsettled(comparison: Comparison, ahead: boolean, line: string): void {
   comparison.unsettled.push(ahead ? `${line} (the quote changed during the audit)` : `${line} (not applied by the projector yet, or lost)`);
-  if (ahead) comparison.ahead = true;
 }
 
 /** The aggregate (the decider's fold) and the read model must tell the same story. */
@@ -222,18 +246,20 @@ export const AUDIT_SETTLING = { attempts: 5, waitMs: 250 };
  * stream is read and compared again, up to `settling.attempts` times.
  */
 export async function auditQuote(events: EventStore, reads: ReadStore, quoteId: string, settling = AUDIT_SETTLING): Promise<QuoteAudit | null> {
+  let seenAhead: ReadonlyMap<string, number> = new Map();
   for (let attempt = 1; ; attempt++) {
-    const audited = await auditOnce(events, reads, quoteId);
+    const audited = await auditOnce(events, reads, quoteId, seenAhead);
     if (!audited) return null;
     const { audit, comparison } = audited;
     if (comparison.unsettled.length === 0 || attempt >= settling.attempts) {
-      return { ...audit, mismatches: [...comparison.mismatches, ...comparison.unsettled], changedDuringAudit: comparison.ahead };
+      return { ...audit, mismatches: [...comparison.mismatches, ...comparison.unsettled], changedDuringAudit: comparison.ahead.size > 0 };
     }
+    seenAhead = comparison.ahead;
     await new Promise((resolve) => setTimeout(resolve, settling.waitMs));
   }
 }
 
-async function auditOnce(events: EventStore, reads: ReadStore, quoteId: string): Promise<{ audit: Omit<QuoteAudit, 'mismatches' | 'changedDuringAudit'>; comparison: Comparison } | null> {
+async function auditOnce(events: EventStore, reads: ReadStore, quoteId: string, seenAhead: ReadonlyMap<string, number>): Promise<{ audit: Omit<QuoteAudit, 'mismatches' | 'changedDuringAudit'>; comparison: Comparison } | null> {
   const stream = await events.readStream(quoteStream(quoteId));
   if (stream.length === 0) return null;
   const documents = new Map<string, Replayed>();
@@ -272,7 +298,7 @@ async function auditOnce(events: EventStore, reads: ReadStore, quoteId: string):
   }
 
   const head = stream.at(-1)!.position;
-  const comparison: Comparison = { mismatches: [...arithmetic], unsettled: [], ahead: false };
+  const comparison: Comparison = { mismatches: [...arithmetic], unsettled: [], ahead: new Map(), head, seenAhead };
   const replayed = (prefix: string) => [...documents.entries()].filter(([key]) => key.startsWith(prefix)).map(([, entry]) => entry);
   const expectedQuote = documents.get(`quotes/${quoteId}`)!;
   const storedQuote = await reads.get<QuoteDocument>(QUOTES, quoteId);
@@ -285,7 +311,7 @@ async function auditOnce(events: EventStore, reads: ReadStore, quoteId: string):
     compare(historyEntry(entry), expected, storedVersions.get(entry.id) ?? null, comparison);
     storedVersions.delete(entry.id);
   }
-  for (const stored of storedVersions.values()) extra(historyEntry(stored), stored, head, 'stored, but the replay has no such entry', comparison);
+  for (const stored of storedVersions.values()) extra(`${historyEntry(stored).slice(0, -1)}, id ${stored.id})`, stored, 'stored, but the replay has no such entry', comparison);
 
   const storedLinks = await storedOfQuote<QuoteLinkDocument>(reads, QUOTE_LINKS, quoteId, [{ field: 'id', direction: 'asc' }]);
   for (const expected of replayed('quote_links/')) {
@@ -296,7 +322,7 @@ async function auditOnce(events: EventStore, reads: ReadStore, quoteId: string):
     storedLinks.delete(id);
   }
   // A link the quote was never sent with would still open the quote for whoever holds its token.
-  for (const stored of storedLinks.values()) extra(`link ${stored.id}`, stored, head, 'stored, but the replay never sent the quote with it', comparison);
+  for (const stored of storedLinks.values()) extra(`link ${stored.id}`, stored, 'stored, but the replay never sent the quote with it', comparison);
   return { audit: { quoteId, steps }, comparison };
 }
 
