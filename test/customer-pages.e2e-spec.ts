@@ -1,4 +1,5 @@
 import { seedDemo } from '../apps/api-gateway/src/seed-demo';
+import { EventStore } from '@lib/event-store';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
 import { QuoteFixtures, type Org } from './quotes-fixtures';
 
@@ -135,6 +136,12 @@ describe('the demo seed', () => {
       expect(again.join('\n')).toContain(`POST ${app.config.publicBaseUrl}/admin/v1/organizations/${organizationId}/api-keys`);
       expect(again.join('\n')).not.toMatch(/qk_/);
       expect(again.some((line) => line.includes(`Configurator:        ${app.config.publicBaseUrl}/c/demo-windows`))).toBe(true);
+
+      // Recorded as the product's doing (audit:export shows `system`), not the admin's: no one used the admin token.
+      const all = await app.get(EventStore).readAll({ after: 0, maxCount: 100 });
+      const seeded = all.filter((event) => (event.data as { organizationId?: string }).organizationId === organizationId);
+      expect(seeded.map((event) => event.type)).toEqual(expect.arrayContaining(['organizationSlug.v1.claimed', 'organization.v1.created', 'template.v1.created', 'organization.v1.apiKeyCreated']));
+      expect(new Set(seeded.map((event) => event.metadata.actor))).toEqual(new Set(['system:demo-seed']));
     } finally {
       await app.close();
     }

@@ -13,18 +13,25 @@ export const DEMO_SLUG = 'demo-windows';
  * read-only API key, and returns the lines to print. Keys are shown only on this first start;
  * later starts name the demo organization and how to make another key.
  */
+/** The actor the demo organization's events record. */
+const SEEDED_BY = 'system:demo-seed';
+
 export async function seedDemo(app: NestFastifyApplication, config: AppConfig): Promise<string[] | null> {
   const reads = app.get(ReadStore);
   if ((await reads.count(ORGANIZATIONS)) > 0) return demoReminder(app, config);
   const commands = app.get(CommandBus);
+  // Recorded as the product's own doing, not the admin's: no one used the admin token (audit:export).
   const { organizationId } = await commands.execute<CreateOrganization, CreatedOrganization>(
-    new CreateOrganization({ name: 'Demo Windows Ltd', slug: DEMO_SLUG, locale: 'en', unitSystem: 'metric', currency: 'EUR', plan: 'pro' }, {
-      quoteDefaults: { taxRate: 21, validityDays: 30 },
-    }),
+    new CreateOrganization(
+      { name: 'Demo Windows Ltd', slug: DEMO_SLUG, locale: 'en', unitSystem: 'metric', currency: 'EUR', plan: 'pro' },
+      { quoteDefaults: { taxRate: 21, validityDays: 30 } },
+      undefined,
+      SEEDED_BY,
+    ),
   );
-  const templateId = await commands.execute<CreateTemplate, string>(new CreateTemplate(organizationId, DEMO_TEMPLATE));
-  const full = await commands.execute<CreateApiKey, CreatedApiKey>(new CreateApiKey(organizationId, 'Demo full access', false));
-  const readOnly = await commands.execute<CreateApiKey, CreatedApiKey>(new CreateApiKey(organizationId, 'Demo read-only', true));
+  const templateId = await commands.execute<CreateTemplate, string>(new CreateTemplate(organizationId, DEMO_TEMPLATE, undefined, SEEDED_BY));
+  const full = await commands.execute<CreateApiKey, CreatedApiKey>(new CreateApiKey(organizationId, 'Demo full access', false, undefined, SEEDED_BY));
+  const readOnly = await commands.execute<CreateApiKey, CreatedApiKey>(new CreateApiKey(organizationId, 'Demo read-only', true, undefined, SEEDED_BY));
   await app.get(OrganizationDirectory).get(organizationId);
   return [
     `Demo organization "${DEMO_SLUG}" (${organizationId}) created:`,

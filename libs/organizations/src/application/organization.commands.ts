@@ -20,6 +20,13 @@ export const DEFAULT_SETTINGS: OrganizationSettings = {
 
 const ADMIN = { actor: 'admin' };
 
+/**
+ * Who a creation is recorded as made by (the events' `actor`): the admin API by default; the
+ * product itself (`system:demo-seed`) for the demo organization it seeds on a first start, which
+ * no admin asked for (2026-11-27, found by a review of audit:export).
+ */
+export type CreatorActor = 'admin' | `system:${string}`;
+
 /** Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
 export function newSigningSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
@@ -31,6 +38,7 @@ export class CreateOrganization {
     readonly settings?: OrganizationSettingsPatch,
     /** the id the organization takes (a keyed request's, the same on its retries: see idempotentId); a new one when absent */
     readonly requestedId?: string,
+    readonly actor: CreatorActor = 'admin',
   ) {}
 }
 
@@ -64,11 +72,12 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
     private readonly seal: SigningSecretSeal,
   ) {}
 
-  async execute({ profile, settings: patch, requestedId }: CreateOrganization): Promise<CreatedOrganization> {
+  async execute({ profile, settings: patch, requestedId, actor }: CreateOrganization): Promise<CreatedOrganization> {
+    const metadata = { actor };
     const at = this.clock.now();
     const madeAt = async (id: string) => (await this.repository.load(organizationDecider, organizationStream(id))).state.createdAt;
     const wanted = await idOfRequest(requestedId, madeAt, at, () => this.ids.next('org'));
-    const { organizationId, made } = await this.claimSlug(profile.slug, wanted, requestedId, at);
+    const { organizationId, made } = await this.claimSlug(profile.slug, wanted, requestedId, at, metadata);
     if (made) return this.madeBefore(organizationId);
     const settings: OrganizationSettings = { ...DEFAULT_SETTINGS, ...patch, quoteDefaults: { ...DEFAULT_SETTINGS.quoteDefaults, ...patch?.quoteDefaults } };
     // Minted on every creation in case the settings need a secret; only the events keep it, sealed.
@@ -79,7 +88,7 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
     const created = organizationDecider.decide({ type: 'createOrganization', organizationId, profile, settings, mintedSecret, request, at }, organizationDecider.initialState());
     let position: number;
     try {
-      ({ position } = await this.events.appendToStream(organizationStream(organizationId), created.map((event) => ({ ...event, metadata: ADMIN })), 'no_stream'));
+      ({ position } = await this.events.appendToStream(organizationStream(organizationId), created.map((event) => ({ ...event, metadata })), 'no_stream'));
     } catch (error) {
       // Another request created the organization of this claim first: it has the slug. (Not through
       // the repository: its conflict retry would answer "organization already exists" on `id`.)
@@ -122,10 +131,10 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
    * organization only has that id: another creation takes over the claim a crashed attempt left
    * without an organization, under the claim's id.
    */
-  private async claimSlug(slug: string, organizationId: string, request: string | undefined, at: number): Promise<{ organizationId: string; made: boolean }> {
+  private async claimSlug(slug: string, organizationId: string, request: string | undefined, at: number, metadata: { actor: CreatorActor }): Promise<{ organizationId: string; made: boolean }> {
     const claimed: OrganizationSlugClaimed = { type: 'organizationSlug.v1.claimed', data: { slug, organizationId, at } };
     try {
-      await this.events.appendToStream(slugStream(slug), [{ ...claimed, metadata: ADMIN }], 'no_stream');
+      await this.events.appendToStream(slugStream(slug), [{ ...claimed, metadata }], 'no_stream');
       return { organizationId, made: false };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
@@ -200,6 +209,7 @@ export class CreateApiKey {
     readonly readOnly: boolean,
     /** the id the key takes (a keyed request's, the same on its retries: see idempotentId); a new one when absent */
     readonly requestedId?: string,
+    readonly actor: CreatorActor = 'admin',
   ) {}
 }
 
@@ -227,7 +237,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey, ApiKey
     private readonly clock: Clock,
   ) {}
 
-  async execute({ organizationId, name, readOnly, requestedId }: CreateApiKey): Promise<ApiKeyAnswer> {
+  async execute({ organizationId, name, readOnly, requestedId, actor }: CreateApiKey): Promise<ApiKeyAnswer> {
     const stream = organizationStream(organizationId);
     const at = this.clock.now();
     const madeAt = async (id: string) => (await this.repository.load(organizationDecider, stream)).state.keysMade[id]?.at ?? null;
@@ -237,7 +247,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey, ApiKey
       organizationDecider,
       stream,
       { type: 'createApiKey', keyId, name, readOnly, keyHash: hashApiKey(key), keyPrefix: key.slice(0, 12), at },
-      { metadata: ADMIN, what: 'The organization', awaitProjections: false },
+      { metadata: { actor }, what: 'The organization', awaitProjections: false },
     );
     if (newEvents.length === 0) {
       const made = state.keysMade[keyId];

@@ -25,7 +25,7 @@ export class CreateTemplateHandler implements ICommandHandler<CreateTemplate, st
     private readonly clock: Clock,
   ) {}
 
-  async execute({ organizationId, body, templateId: requestedId }: CreateTemplate): Promise<string> {
+  async execute({ organizationId, body, templateId: requestedId, actor }: CreateTemplate): Promise<string> {
     await this.organizations.get(organizationId);
     const template = validTemplate(body);
     // A retry whose first attempt made the template finds it (the decider makes it once).
@@ -35,7 +35,7 @@ export class CreateTemplateHandler implements ICommandHandler<CreateTemplate, st
       templateDecider,
       templateStream(templateId),
       { type: 'createTemplate', templateId, organizationId, template, at: this.clock.now() },
-      { metadata: ADMIN, made: { templateId } },
+      { metadata: { actor }, made: { templateId } },
     );
     return templateId;
   }
