@@ -73,7 +73,7 @@ describe('the CLI on an embedded store', () => {
       const before = await quotesStatus(dataDir);
       const { code, out, err } = await cli(dataDir, 'projections:rebuild', 'quotes', `${option}=${value}`);
       expect([code, out]).toEqual([2, '']);
-      expect(err).toContain(`${option} must be a whole number, ${option === '--batch-size' ? 1 : 1500} or more`);
+      expect(err).toContain(`${option} must be a whole number, ${option === '--batch-size' ? '1 to 10000' : '1500 or more'}`);
       expect(err).toContain(`; got ${JSON.stringify(value)}`);
       expect(await quotesStatus(dataDir)).toEqual(before);
       expect(before).toMatchObject({ generation: 1, lag: 0 });
@@ -197,6 +197,25 @@ describe('the CLI on an embedded store', () => {
   });
 
   describe('wrong usage', () => {
+    it('given no command, then the usage goes to stderr with exit 2; asked for, to stdout with exit 0, also after a command', async () => {
+      const none = await cli(dataDir);
+      expect([none.code, none.out, none.err]).toEqual([2, '', expect.stringContaining('usage: quoting-cli <command>')]);
+      for (const argv of [['help'], ['--help'], ['-h'], ['projections:list', '-h'], ['audit:export', '--org', ORG, '--help']]) {
+        const asked = await cli(dataDir, ...argv);
+        expect([argv, asked.code, asked.out, asked.err]).toEqual([argv, 0, expect.stringContaining('usage: quoting-cli <command>'), '']);
+      }
+    });
+
+    it.each([
+      [['projections:rebuild', 'quotes', '--all'], 'name the projections to rebuild or pass --all, not both'],
+      [['projections:rebuild'], 'name the projections to rebuild, or pass --all'],
+      [['projections:rebuild', 'quotes', 'contacts', 'quotes'], 'quotes named more than once; name each projection once'],
+      [['projections:rebuild', 'quotes', '--batch-size', '10001'], '--batch-size must be a whole number, 1 to 10000 (a page of events and its documents are held in memory at once); got "10001"'],
+    ])('given %j, then it exits 2 saying what is wrong, and rebuilds nothing', async (argv, message) => {
+      const { code, out, err } = await cli(dataDir, ...argv);
+      expect([code, out, err.split('\n')[0]]).toEqual([2, '', message]);
+    });
+
     it.each([
       [['projections:status', 'extra']],
       [['projections:list', 'extra']],

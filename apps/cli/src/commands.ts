@@ -96,7 +96,10 @@ function rebuildState(row: { rebuild: { generation?: number; checkpoint: number 
 
 /** projections:rebuild <name>… | --all */
 export async function rebuild(context: CliContext, names: string[], all: boolean, options: { batchSize?: number; switchGraceMs?: number }): Promise<number> {
-  if (all === names.length > 0) throw new UsageError('name the projections to rebuild, or pass --all');
+  if (all && names.length > 0) throw new UsageError('name the projections to rebuild or pass --all, not both');
+  if (!all && names.length === 0) throw new UsageError('name the projections to rebuild, or pass --all');
+  const repeated = names.filter((name, index) => names.indexOf(name) !== index);
+  if (repeated.length > 0) throw new UsageError(`${[...new Set(repeated)].join(', ')} named more than once; name each projection once`);
   const every = context.projections();
   const known = new Map(every.map((projection) => [projection.name, projection]));
   const unknown = names.filter((name) => !known.has(name));
@@ -270,7 +273,7 @@ export async function auditExport(context: CliContext, options: { organizationId
  * delivery log and mail queue are gone with `read-models.db`, so without this the outbox would
  * relay the whole log again and send every webhook and quote e-mail a second time. Events stored
  * before the head that were never relayed lose their webhooks and e-mails: that is the choice the
- * operator makes. Never moves the checkpoint back. Run it with the outbox stopped.
+ * operator makes. Run it with the outbox stopped.
  */
 export async function skipRelayToHead(context: CliContext): Promise<number> {
   // The checkpoint before the head: a relay running meanwhile (it should not) cannot seem past it.

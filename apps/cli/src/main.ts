@@ -47,12 +47,17 @@ MONGODB_URL name. Exit codes: 0 ok, 1 failed (e.g. an audit mismatch), 2 wrong u
  * A whole-number option, at least `least`: decimal digits only, as Number() also reads '' as 0,
  * and ' 5', '1e3', '0x10' and '5.0' as numbers.
  */
-function count(name: string, value: string | undefined, least: number, why?: string): number | undefined {
+function count(name: string, value: string | undefined, least: number, why?: string, most = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return undefined;
   const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < least) throw new UsageError(`--${name} must be a whole number, ${least} or more${why ? ` (${why})` : ''}; got ${JSON.stringify(value)}`);
+  const range = most === Number.MAX_SAFE_INTEGER ? `${least} or more` : `${least} to ${most}`;
+  if (!Number.isSafeInteger(n) || n < least || n > most) throw new UsageError(`--${name} must be a whole number, ${range}${why ? ` (${why})` : ''}; got ${JSON.stringify(value)}`);
   return n;
 }
+
+/** The largest page a rebuild takes: pages of 10,000 events peaked at 551 MB on the benchmark store (docs/benchmarks.md), 1,000,000 at 1.1 GB. */
+const MAX_BATCH_SIZE = 10_000;
+const BATCH_SIZE_WHY = 'a page of events and its documents are held in memory at once';
 
 /**
  * The embedded stores open a DATA_DIR that does not exist as a new, empty one: a mistyped
@@ -130,7 +135,7 @@ function commandOf(command: string, rest: string[]): Command | FileCommand {
       noArguments(command, positionals);
       return (context) => projectionStatus(context, values.json ?? false);
     case 'projections:rebuild': {
-      const options = { batchSize: count('batch-size', values['batch-size'], 1), switchGraceMs: count('switch-grace-ms', values['switch-grace-ms'], MIN_SWITCH_GRACE_MS, SWITCH_GRACE_WHY) };
+      const options = { batchSize: count('batch-size', values['batch-size'], 1, BATCH_SIZE_WHY, MAX_BATCH_SIZE), switchGraceMs: count('switch-grace-ms', values['switch-grace-ms'], MIN_SWITCH_GRACE_MS, SWITCH_GRACE_WHY) };
       return (context) => rebuild(context, positionals, values.all ?? false, options);
     }
     case 'audit:quote':
@@ -175,9 +180,15 @@ export async function run(argv: string[], context: Omit<CliContext, 'events' | '
   const output = watchOutput(context.out);
   // stderr too: a rebuild's progress must not stop it when the reader of its log goes away
   watchOutput(context.err);
-  if (!command || command === 'help' || command === '--help' || command === '-h') {
+  // Asked for, the usage is the answer (stdout, 0), also after a command (`projections:list -h`);
+  // without a command it is wrong usage, told on stderr like any other (2).
+  if (!command) {
+    context.err.write(USAGE);
+    return EXIT.usage;
+  }
+  if (command === 'help' || [command, ...rest].some((arg) => arg === '--help' || arg === '-h')) {
     context.out.write(USAGE);
-    return command ? EXIT.ok : EXIT.usage;
+    return EXIT.ok;
   }
   let close: () => Promise<void> = async () => undefined;
   try {
