@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -114,6 +115,20 @@ describe('the CLI on an embedded store', () => {
     it('given an argument, then it exits 2', async () => {
       expect((await cli(dataDir, 'outbox:skip-to-head', 'now')).code).toBe(2);
     });
+
+    it('given another process holding the read store\'s write lock throughout the wait, then it exits 1 saying what "database is locked" means', async () => {
+      // a connection of its own, in the middle of a write, as a process stopped there holds it
+      const holder = new Database(join(dataDir, 'read-models.db'));
+      holder.exec('BEGIN IMMEDIATE');
+      try {
+        const { code, err } = await cli(dataDir, 'outbox:skip-to-head');
+        expect(code).toBe(1);
+        expect(err).toMatch(/^outbox:skip-to-head failed: database is locked \(another process held the store's write lock throughout the wait: one stopped in the middle of a write holds it until it goes on or ends; projections:status names a running rebuild/);
+      } finally {
+        holder.exec('ROLLBACK');
+        holder.close();
+      }
+    }, 30_000);
   });
 
   describe('audit:quote', () => {

@@ -223,11 +223,22 @@ export async function run(argv: string[], context: Omit<CliContext, 'events' | '
       context.err.write(`${error.message}\n`);
       return EXIT.usage;
     }
-    context.err.write(`${command} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    context.err.write(`${command} failed: ${error instanceof Error ? error.message : String(error)}${busyHint(error)}\n`);
     return EXIT.failed;
   } finally {
     await close();
   }
+}
+
+/**
+ * What "database is locked" means to an operator: another process held an embedded store's write
+ * lock for the whole busy timeout. A process stopped in the middle of a write (a rebuild frozen by
+ * SIGSTOP, a debugger) holds it until it goes on or ends (found by a review, 2026-11-27).
+ */
+function busyHint(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !/^SQLITE_(BUSY|LOCKED)/.test(code)) return '';
+  return ' (another process held the store\'s write lock throughout the wait: one stopped in the middle of a write holds it until it goes on or ends; projections:status names a running rebuild, and `fuser <DATA_DIR>/*.db` lists the processes that have the files open)';
 }
 
 if (require.main === module) {
