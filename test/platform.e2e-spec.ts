@@ -89,8 +89,11 @@ describe('platform: authentication, errors and limits over HTTP', () => {
       ['a full file system', Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })],
       ['an unreachable MongoDB', Object.assign(new Error('connection refused'), { name: 'MongoServerSelectionError' })],
       ['an unreachable Kafka', Object.assign(new Error('Connection error'), { name: 'KafkaJSConnectionError' })],
-    ])('answers a write that %s refuses with 503 unavailable and Retry-After, not 500, and stores nothing', async (_what, failure) => {
+    ])('answers a write that %s refuses with 503 unavailable and Retry-After, not 500, stores nothing, and counts it by code', async (_what, failure) => {
       const events = app.get(EventStore);
+      const code = (failure as { code?: string }).code ?? failure.name;
+      const counted = async () => Number(new RegExp(`^store_unavailable_answers_total\\{code="${code}"\\} (\\d+)$`, 'm').exec((await app.request('GET', '/metrics')).body as string)?.[1] ?? 0);
+      const countedBefore = await counted();
       const refused = jest.spyOn(events, 'appendToStream').mockRejectedValueOnce(failure);
       const before = (await app.request('GET', '/api/v1/leads?limit=100', { token: org.apiKey })).body.data.length;
       try {
@@ -100,6 +103,7 @@ describe('platform: authentication, errors and limits over HTTP', () => {
         refused.mockRestore();
       }
       expect((await app.request('GET', '/api/v1/leads?limit=100', { token: org.apiKey })).body.data).toHaveLength(before);
+      expect(await counted()).toBe(countedBefore + 1);
     });
 
     it('answers a failure of no known engine with 500 internal_error', async () => {

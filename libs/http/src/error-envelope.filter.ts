@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, RateLimited } from '@lib/shared';
+import { DomainError, RateLimited, StoreRefusals } from '@lib/shared';
 import { statusOf } from './error-status';
 
 export interface ErrorBody {
@@ -21,7 +21,7 @@ const HTTP_CODES: Record<number, [string, string]> = {
 };
 
 /** Maps a thrown value to the error envelope; never leaks a stack trace or internal detail. */
-export function toErrorResponse(exception: unknown): { status: number; body: ErrorBody; retryAfter?: number } {
+export function toErrorResponse(exception: unknown): { status: number; body: ErrorBody; retryAfter?: number; storeRefusal?: string } {
   if (exception instanceof DomainError) {
     const status = statusOf(exception.code);
     const retryAfter = exception instanceof RateLimited ? exception.retryAfterSeconds : exception.code === 'unavailable' ? 1 : undefined;
@@ -35,11 +35,12 @@ export function toErrorResponse(exception: unknown): { status: number; body: Err
   const fastifyCode = (exception as { code?: string })?.code;
   if (typeof fastifyCode === 'string' && fastifyCode.startsWith('FST_')) return fromFastifyError(exception as { code: string; statusCode?: number });
   if (exception instanceof SyntaxError) return { status: 400, body: errorBody('invalid_json', 'The request body is not valid JSON.') };
-  if (isEngineUnavailable(exception)) {
+  const refusal = engineUnavailableCode(exception);
+  if (refusal) {
     const message =
       'A store the service writes to is unavailable (full, read-only or unreachable), and part of the request may have been stored. ' +
       'Send it again with the same Idempotency-Key, which finds what was stored, rather than without one.';
-    return { status: 503, body: errorBody('unavailable', message), retryAfter: ENGINE_RETRY_AFTER_SECONDS };
+    return { status: 503, body: errorBody('unavailable', message), retryAfter: ENGINE_RETRY_AFTER_SECONDS, storeRefusal: refusal };
   }
   return { status: 500, body: errorBody('internal_error', 'Internal error.') };
 }
@@ -62,11 +63,11 @@ const ENGINE_ERROR_NAMES = /^(Mongo(Network|NetworkTimeout|ServerSelection|NotCo
  * the first (a quote's number reservation before the quote), so the answer says so and points to
  * the Idempotency-Key, with which a retry finds what was made (a review of this change).
  */
-function isEngineUnavailable(exception: unknown): boolean {
-  if (!exception || typeof exception !== 'object') return false;
+function engineUnavailableCode(exception: unknown): string | null {
+  if (!exception || typeof exception !== 'object') return null;
   const { code, name } = exception as { code?: unknown; name?: unknown };
-  if (typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || FILE_UNAVAILABLE.has(code))) return true;
-  return typeof name === 'string' && ENGINE_ERROR_NAMES.test(name);
+  if (typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || FILE_UNAVAILABLE.has(code))) return code;
+  return typeof name === 'string' && ENGINE_ERROR_NAMES.test(name) ? name : null;
 }
 
 function fromFastifyError(error: { code: string; statusCode?: number }) {
@@ -89,7 +90,8 @@ function fromFastifyError(error: { code: string; statusCode?: number }) {
 
 /** Answers with the envelope of `exception` (toErrorResponse) and the headers its status calls for; returns the status. */
 export function replyWithError(reply: FastifyReply, exception: unknown): number {
-  const { status, body, retryAfter } = toErrorResponse(exception);
+  const { status, body, retryAfter, storeRefusal } = toErrorResponse(exception);
+  if (storeRefusal) StoreRefusals.mark(reply.request, storeRefusal);
   if (retryAfter !== undefined) reply.header('Retry-After', String(retryAfter));
   if (status === 401) reply.header('WWW-Authenticate', 'Bearer');
   reply.status(status).type('application/json').send(body);

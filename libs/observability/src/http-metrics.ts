@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { StoreRefusals } from '@lib/shared';
 import type { Metrics } from './metrics';
 
 /**
@@ -29,4 +30,6 @@ export function countWhenClosed(metrics: Metrics, request: FastifyRequest, reply
 
 function countRequest(metrics: Metrics, request: FastifyRequest, reply: FastifyReply): void {
   metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.raw.statusCode, reply.elapsedTime);
+  const refusal = StoreRefusals.of(request);
+  if (refusal) metrics.storeUnavailableAnswers.inc({ code: refusal });
 }

@@ -27,6 +27,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly storeUnavailableAnswers = new Counter({
+    name: 'store_unavailable_answers_total',
+    help: 'Requests answered 503 unavailable because a store refused or could not be reached (a full disk, a read-only or locked file, an unreachable engine), by the error code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
   readonly pricingLoopLatency = new Histogram({
     name: 'pricing_loop_latency_seconds',
     help: 'Live pricing loop: configuration change to pricing.calculated delivered (calculated_delivered); configuration change to the partner\'s first adjustment for it (adjustment_received); partner adjustment to the session update pushed to the customer (adjustment_pushed)',

@@ -102,3 +102,20 @@ export class WriteStoredNotYetVisible extends Unavailable {
     super('The write was stored but the read side is lagging; it will appear shortly. Do not make it again.', { writeStored: true, ...made });
   }
 }
+
+/**
+ * Requests answered `503 unavailable` because a store refused or could not be reached, with the
+ * store's error code (`SQLITE_FULL`, `ENOSPC`, `MongoNetworkError`…): the HTTP layer marks them
+ * as it answers, and the metrics count them (`store_unavailable_answers_total`). Kept beside the
+ * request, not on it, so that neither library needs the other's types.
+ */
+const storeRefusals = new WeakMap<object, string>();
+
+export const StoreRefusals = {
+  mark(request: object, code: string): void {
+    storeRefusals.set(request, code);
+  },
+  of(request: object): string | undefined {
+    return storeRefusals.get(request);
+  },
+};
