@@ -223,11 +223,17 @@ export async function run(argv: string[], context: Omit<CliContext, 'events' | '
       context.err.write(`${error.message}\n`);
       return EXIT.usage;
     }
-    context.err.write(`${command} failed: ${error instanceof Error ? error.message : String(error)}${busyHint(error)}\n`);
+    context.err.write(`${command} failed: ${messageOf(error)}${busyHint(error)}\n`);
     return EXIT.failed;
   } finally {
     await close();
   }
+}
+
+/** An error's message, also of an error made in another realm (a native driver's, under a test runner's VM), which is no `instanceof Error` there. */
+function messageOf(error: unknown): string {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : String(error);
 }
 
 /**
