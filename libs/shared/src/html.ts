@@ -38,7 +38,11 @@ function removeTags(input: string): string {
       kept.length = tagStart;
       tagStart = -1;
       if (address && BRACKETED_ADDRESS.test(address)) {
-        kept.push(...address);
+        const at = kept.length;
+        for (const letter of address) kept.push(letter);
+        // A `<` just before (`<<a@b.co> onerror=…>`) now starts a tag with the address as its
+        // name: it is one, and goes with everything up to the next `>` (found by a review).
+        if (kept[at - 1] === '<') tagStart = at - 1;
         continue;
       }
       if (code && code.start > kept.length) code = null;
