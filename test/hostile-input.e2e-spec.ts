@@ -153,6 +153,20 @@ describe('hostile input', () => {
       expect(await stored()).toBe(before);
     });
 
+    it.each([
+      ['PUT line-items with 150,000 items that are no objects', () => ({ method: 'PUT', path: `/api/v1/quotes/${quoteId}/line-items`, body: { lineItems: Array.from({ length: 150_000 }, () => 1) } })],
+      ['POST send with 130,000 recipients that are no strings', () => ({ method: 'POST', path: `/api/v1/quotes/${quoteId}/send`, body: { recipients: Array.from({ length: 130_000 }, () => 1) } })],
+    ])('%s (under the 1 MiB limit) is a 422 listing 100 refusals and how many more, not a 500, and nothing is stored', async (_what, request) => {
+      const before = await stored();
+      const { method, path, body } = request();
+      const res = await app.request(method, path, { token: org.apiKey, body });
+      expect([res.status, res.body.error.code]).toEqual([422, 'validation_error']);
+      const fields = res.body.error.details.fields as Array<{ path: string; message: string }>;
+      expect(fields).toHaveLength(101);
+      expect(fields[100]).toEqual({ path: '', message: expect.stringMatching(/^and \d+ more refusals of this request, not listed$/) });
+      expect(await stored()).toBe(before);
+    });
+
     it('organization settings or quote defaults sent as an array are a 422 naming them, and the settings stay as they were', async () => {
       const path = `/admin/v1/organizations/${org.organizationId}`;
       const before = (await app.request('GET', path, { token: ADMIN_TOKEN })).body;

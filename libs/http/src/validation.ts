@@ -28,9 +28,12 @@ function fieldMessages(error: ValidationError, property: string): string[] {
   );
 }
 
-/** class-validator errors as `{ path, message }` with paths like `lineItems[0].quantity`. */
-export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldError[] {
-  const out: FieldError[] = [];
+/**
+ * class-validator errors as `{ path, message }` with paths like `lineItems[0].quantity`. Pushed
+ * into one list, never spread into a call: a body of 130,000 array items overflowed the stack as
+ * `push(...errors)` (a 500, found by a review, 2026-11-27).
+ */
+export function flattenValidationErrors(errors: ValidationError[], parent = '', out: FieldError[] = []): FieldError[] {
   for (const error of errors) {
     // Errors about the value itself (e.g. an object where an array belongs) have no property.
     const property = typeof error.property === 'string' ? error.property : '';
@@ -39,10 +42,10 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
     const path = !property ? parent : !parent ? property : index ? `${parent}[${property}]` : `${parent}.${property}`;
     for (const message of fieldMessages(error, property)) {
       const itemRules = error.constraints?.[EACH_ITEM] === message ? (error.contexts?.[EACH_ITEM] as { rules?: readonly ItemRule[] } | undefined)?.rules : undefined;
-      if (itemRules && Array.isArray(error.value)) out.push(...itemFailures(error.value, itemRules).map(({ index, message: told }) => ({ path: `${path}[${index}]`, message: `${path}[${index}] ${told}` })));
-      else out.push({ path, message });
+      if (!itemRules || !Array.isArray(error.value)) out.push({ path, message });
+      else for (const failure of itemFailures(error.value, itemRules)) out.push({ path: `${path}[${failure.index}]`, message: `${path}[${failure.index}] ${failure.message}` });
     }
-    if (error.children?.length) out.push(...flattenValidationErrors(error.children, path));
+    if (error.children?.length) flattenValidationErrors(error.children, path, out);
   }
   return out;
 }

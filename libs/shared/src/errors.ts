@@ -18,10 +18,21 @@ export interface FieldError {
   message: string;
 }
 
+/** The most refusals one 422 lists: a body of 50,000 bad items was answered with 3.7 MB of them (a review, 2026-11-27). */
+export const MAX_LISTED_FIELD_ERRORS = 100;
+
+/** `fields` up to MAX_LISTED_FIELD_ERRORS, then one entry saying how many more there are. */
+function atMostListed(fields: FieldError[]): FieldError[] {
+  if (fields.length <= MAX_LISTED_FIELD_ERRORS) return fields;
+  const more = fields.length - MAX_LISTED_FIELD_ERRORS;
+  return [...fields.slice(0, MAX_LISTED_FIELD_ERRORS), { path: '', message: `and ${more} more ${more === 1 ? 'refusal' : 'refusals'} of this request, not listed` }];
+}
+
 export class ValidationFailed extends DomainError {
   readonly code = 'validation_error';
+  /** every refusal; the answer's `details.fields` lists MAX_LISTED_FIELD_ERRORS of them at most */
   constructor(readonly fields: FieldError[], message = 'The request is invalid.') {
-    super(message, { fields });
+    super(message, { fields: atMostListed(fields) });
   }
 
   /** The same refusal for a request that holds the checked object under `base` (`configuration`). */
