@@ -50,6 +50,13 @@ describe('audit:export --from / --to', () => {
     expect(parseTime('to', undefined)).toBeUndefined();
   });
 
+  it('given a time past the last date there is, then it refuses it before anything is exported', () => {
+    expect(parseTime('to', '8640000000000000')).toBe(8_640_000_000_000_000);
+    for (const value of ['8640000000000001', '9000000000000000']) {
+      expect(() => parseTime('to', value)).toThrow(new UsageError(`--to is past the last date there is (+275760-09-13T00:00:00.000Z); got "${value}"`));
+    }
+  });
+
   it('given a day or time the calendar does not have, then it refuses it instead of carrying over into the next', () => {
     for (const value of ['2026-02-30', '2026-11-31', '2026-13-01', '2026-00-10', '2026-11-00', '2026-11-26T24:00', '2026-11-26T10:60', '2026-11-26T10:00:60', '2026-11-26T10:00+24:00', '2026-11-26T10:00+02:60']) {
       expect(refused(value)).toThrow(new UsageError(`--from must be YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS[.sss]] (UTC, unless it ends in Z or ±HH:MM) or Unix ms (five digits or more); got "${value}"`));

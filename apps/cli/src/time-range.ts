@@ -1,5 +1,8 @@
 import { UsageError } from './usage-error';
 
+/** The largest time a JavaScript date holds: 8.64e15 ms after 1970. */
+const MAX_DATE_MS = 8_640_000_000_000_000;
+
 const FORMS = 'YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS[.sss]] (UTC, unless it ends in Z or ±HH:MM) or Unix ms (five digits or more)';
 
 /** A date, or a date-time with an optional offset: the ISO 8601 forms the export itself writes. */
@@ -15,6 +18,9 @@ export function parseTime(name: string, value: string | undefined): number | und
   if (value === undefined) return undefined;
   const ms = /^\d{5,}$/.test(value) ? Number(value) : isoTime(value);
   if (ms === null || !Number.isSafeInteger(ms)) throw new UsageError(`--${name} must be ${FORMS}; got ${JSON.stringify(value)}`);
+  // Past the last instant a date can name (the year 275760): refused before anything is written,
+  // rather than failing on the summary after the export (found by a review, 2026-11-27).
+  if (ms > MAX_DATE_MS) throw new UsageError(`--${name} is past the last date there is (${new Date(MAX_DATE_MS).toISOString()}); got ${JSON.stringify(value)}`);
   return ms;
 }
 
