@@ -52,7 +52,9 @@ describe('quote e-mail', () => {
 
   it.each([
     ['a link', 'Ada\n\nIMPORTANT: pay the deposit at https://evil.example/pay'],
-    ['a bare domain', 'Ada, see www.evil.example'],
+    ['www.', 'Ada, see www.evil.example'],
+    ['a bare domain', 'Ada, pay the deposit at evil-example.com/pay'],
+    ['a bare domain alone', 'Ada evil.com'],
     ['an e-mail address', 'Eve\nBcc: attacker@example.com'],
     ['a paragraph', 'Ada '.repeat(18)],
     ['only format characters', '\u202e\u200b'],
@@ -62,6 +64,11 @@ describe('quote e-mail', () => {
     expect(mail.text.startsWith('Hello,\n')).toBe(true);
     expect(mail.html).toContain('<p>Hello,</p>');
     expect(mail.text).not.toMatch(/evil|attacker|Ada Ada/);
+  });
+
+  it.each(['Dr. Smith', 'J.R.R. Tolkien', 'Anne-Marie O\'Neil', 'Müller & Söhne GmbH', 'St. John-Smythe'])('given the name %p, then the greeting says it', (name) => {
+    const data = { ...sent('en'), customer: { name, email: null } };
+    expect(composeQuoteMail('ev-1', data, data.customerUrl!, 'Fenster GmbH').text.startsWith(`Dear ${name},\n`)).toBe(true);
   });
 
   it('given a name with bidi overrides or zero-width characters, then the greeting drops them, as the PDF does', () => {

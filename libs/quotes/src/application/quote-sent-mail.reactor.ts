@@ -71,6 +71,13 @@ function htmlBody(text: string, url: string, texts: MailTexts, locale: DocumentL
  */
 const oneLine = (text: string) => text.replace(/[\s\u0000-\u001F\u007F-\u009F]+/g, ' ').replace(/\p{Cf}/gu, '').trim();
 
+/**
+ * What mail clients may make a link of: a scheme, an address, `www.`, or a bare domain (`evil.com`,
+ * `evil-example.com/pay`: a dot between letters or digits and two or more letters, found by a review).
+ * "Dr. Smith" and "J.R.R. Tolkien" are not; "Dr.Smith" is taken for one and greeted without the name.
+ */
+const LINK_LIKE = /:\/\/|www\.|@|[\p{L}\p{N}-]\.\p{L}{2,}/iu;
+
 /** Longer than any name a greeting needs ("Dr. Maria-Theresia von Habsburg-Lothringen" is 42). */
 const GREETED_NAME_MAX = 70;
 
@@ -85,7 +92,7 @@ const GREETED_NAME_MAX = 70;
 function greetedName(name: string | null): string | null {
   if (name === null) return null;
   const line = oneLine(name);
-  if (line === '' || [...line].length > GREETED_NAME_MAX || /:\/\/|www\.|@/i.test(line)) return null;
+  if (line === '' || [...line].length > GREETED_NAME_MAX || LINK_LIKE.test(line)) return null;
   return line;
 }
 
