@@ -79,10 +79,13 @@ export interface CustomerDetails {
   country: string | null;
 }
 
-/** `12 Baker Street, NW1 6XE London, United Kingdom`: what of it is known, in that order; null when nothing is. */
+/** A part of the address on one line: a line break typed in it is a space (the PDF draws a line end as one). */
+const flat = (part: string | null) => (part === null ? '' : part.replace(/\s+/g, ' ').trim());
+
+/** `12 Baker Street, NW1 6XE London, United Kingdom`: what of it is known, in that order, on one line; null when nothing is. */
 function oneLineAddress({ address, postalCode, city, country }: CustomerDetails): string | null {
-  const place = [postalCode, city].filter(Boolean).join(' ');
-  return [address, place, country].filter(Boolean).join(', ') || null;
+  const place = [flat(postalCode), flat(city)].filter(Boolean).join(' ');
+  return [flat(address), place, flat(country)].filter(Boolean).join(', ') || null;
 }
 
 export function pdfContentOf(
@@ -99,7 +102,7 @@ export function pdfContentOf(
     customer: {
       name: quote.customer.name,
       email: quote.customer.email,
-      companyName: customer?.companyName ?? null,
+      companyName: flat(customer?.companyName ?? null) || null,
       address: customer ? oneLineAddress(customer) : null,
     },
     quoteNumber: quote.quoteNumber,
