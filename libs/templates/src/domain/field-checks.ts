@@ -11,7 +11,7 @@ export type JsonObject = Record<string, unknown>;
 const lastField = (path: string): string => path.slice(path.lastIndexOf('.') + 1);
 
 /** A rule's message that needs its field as subject ("must be a string"), not a sentence of its own. */
-const PREDICATE = /^(must |is required$)/;
+const PREDICATE = /^(must |is required$|does not apply )/;
 
 export class FieldErrors {
   readonly list: FieldError[] = [];

@@ -131,6 +131,7 @@ describe('validateTemplate', () => {
         { path: 'components[0].constraints.minWidth', message: 'minWidth must be at least 1 mm' },
         { path: 'colour', message: 'unknown field' },
       ]));
+      expect(errorsFor((b) => (b.pricingRules[0].target = 'F'))).toContainEqual({ path: 'pricingRules[0].target', message: 'target does not apply to template rules' });
     });
 
     it('then text limits count characters, not UTF-16 code units: 200 emoji are a name, 201 are not', () => {
