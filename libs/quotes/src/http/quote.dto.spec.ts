@@ -1,7 +1,7 @@
 import { createValidationPipe } from '@lib/http';
 import { ValidationFailed } from '@lib/shared';
 import { toQuoteLines } from '../application/line-items';
-import { CreateQuoteDto, ReplaceLineItemsDto, requestedMailLanguage, SendQuoteDto, UpdateQuoteDto } from './quote.dto';
+import { CreateQuoteDto, CustomerResponseDto, ReplaceLineItemsDto, requestedMailLanguage, SendQuoteDto, UpdateQuoteDto } from './quote.dto';
 
 const pipe = createValidationPipe();
 
@@ -191,5 +191,12 @@ describe('send recipients', () => {
 
   it('takes valid recipients, trimmed', async () => {
     expect((await parse(SendQuoteDto, { recipients: [' ada@example.com', 'bob@example.com'] })).recipients).toEqual(['ada@example.com', 'bob@example.com']);
+  });
+});
+
+describe('a customer answer\'s version', () => {
+  it('takes a whole number from 1 to the largest safe integer, and refuses one a number cannot hold exactly', async () => {
+    expect((await parse(CustomerResponseDto, { version: Number.MAX_SAFE_INTEGER })).version).toBe(Number.MAX_SAFE_INTEGER);
+    for (const version of [0, 1.5, Number.MAX_SAFE_INTEGER + 2]) expect(await refusedPaths(CustomerResponseDto, { version })).toEqual(['version']);
   });
 });

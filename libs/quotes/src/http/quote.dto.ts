@@ -218,10 +218,12 @@ export class CustomerResponseDto {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
     description:
       'The `version` of the quote view the customer answers. When it is no longer the current version (a later one was sent meanwhile): 409 `quote_not_actionable` and nothing changes. Without it: the current version.',
   })
-  @IfPresent() @IsInt() @Min(1)
+  // A version beyond the safe integers is read as another number (9007199254740993 as …992).
+  @IfPresent() @IsInt() @Min(1) @Max(Number.MAX_SAFE_INTEGER)
   version?: number;
 }
 
