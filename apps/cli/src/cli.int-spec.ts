@@ -219,12 +219,17 @@ describe('the CLI on an embedded store', () => {
         const asked = await cli(dataDir, ...argv);
         expect([argv, asked.code, asked.out, asked.err]).toEqual([argv, 0, expect.stringContaining('usage: quoting-cli <command>'), '']);
       }
+      // `-h` as another option's value is no request for help
+      const value = await cli(dataDir, 'audit:export', '--org', ORG, '--out', '-h');
+      expect([value.code, value.out]).toEqual([2, '']);
+      expect(value.err).toContain("argument is ambiguous");
     });
 
     it.each([
       [['projections:rebuild', 'quotes', '--all'], 'name the projections to rebuild or pass --all, not both'],
       [['projections:rebuild'], 'name the projections to rebuild, or pass --all'],
       [['projections:rebuild', 'quotes', 'contacts', 'quotes'], 'quotes named more than once; name each projection once'],
+      [['projections:rebuild', 'nope', 'nope'], expect.stringMatching(/^unknown projection nope; known: /)],
       [['projections:rebuild', 'quotes', '--batch-size', '10001'], '--batch-size must be a whole number, 1 to 10000 (a page of events and its documents are held in memory at once); got "10001"'],
     ])('given %j, then it exits 2 saying what is wrong, and rebuilds nothing', async (argv, message) => {
       const { code, out, err } = await cli(dataDir, ...argv);

@@ -98,12 +98,13 @@ function rebuildState(row: { rebuild: { generation?: number; checkpoint: number 
 export async function rebuild(context: CliContext, names: string[], all: boolean, options: { batchSize?: number; switchGraceMs?: number }): Promise<number> {
   if (all && names.length > 0) throw new UsageError('name the projections to rebuild or pass --all, not both');
   if (!all && names.length === 0) throw new UsageError('name the projections to rebuild, or pass --all');
-  const repeated = names.filter((name, index) => names.indexOf(name) !== index);
-  if (repeated.length > 0) throw new UsageError(`${[...new Set(repeated)].join(', ')} named more than once; name each projection once`);
+
   const every = context.projections();
   const known = new Map(every.map((projection) => [projection.name, projection]));
   const unknown = names.filter((name) => !known.has(name));
-  if (unknown.length > 0) throw new UsageError(`unknown projection ${unknown.join(', ')}; known: ${[...known.keys()].join(', ')}`);
+  if (unknown.length > 0) throw new UsageError(`unknown projection ${[...new Set(unknown)].join(', ')}; known: ${[...known.keys()].join(', ')}`);
+  const repeated = names.filter((name, index) => names.indexOf(name) !== index);
+  if (repeated.length > 0) throw new UsageError(`${[...new Set(repeated)].join(', ')} named more than once; name each projection once`);
   const projections = all ? every : names.map((name) => known.get(name)!);
   const lease = await RebuildLease.acquire(context.reads, projections.map((projection) => projection.name));
   const progress = new ProgressReporter(context.err);

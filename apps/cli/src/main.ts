@@ -110,22 +110,25 @@ function onlyOptionsOf(command: string, tokens: Array<{ kind: string; name?: str
   if (other.length > 0) throw new UsageError(`${command} does not take ${other.join(', ')}`);
 }
 
+/** Every option any command takes (OPTIONS_OF says which command takes which). */
+const ARGUMENT_OPTIONS = {
+  all: { type: 'boolean' },
+  json: { type: 'boolean' },
+  org: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  out: { type: 'string' },
+  'batch-size': { type: 'string' },
+  'switch-grace-ms': { type: 'string' },
+} as const;
+
 /** The command the arguments name, checked before any store is opened: wrong usage is told as such, whatever the stores. */
 function commandOf(command: string, rest: string[]): Command | FileCommand {
   const { values, positionals, tokens } = parseArgs({
     args: rest,
     allowPositionals: true,
     tokens: true,
-    options: {
-      all: { type: 'boolean' },
-      json: { type: 'boolean' },
-      org: { type: 'string' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      out: { type: 'string' },
-      'batch-size': { type: 'string' },
-      'switch-grace-ms': { type: 'string' },
-    },
+    options: ARGUMENT_OPTIONS,
   });
   onceEach(tokens);
   onlyOptionsOf(command, tokens);
@@ -169,6 +172,20 @@ function commandOf(command: string, rest: string[]): Command | FileCommand {
   }
 }
 
+/**
+ * `-h` or `--help` after a command, as an option of its own: not the value of another
+ * (`--out -h` names a file, which parseArgs then refuses as ambiguous). Arguments that do not
+ * parse are left to the command, which tells what is wrong with them.
+ */
+function helpAsked(args: string[]): boolean {
+  try {
+    const { tokens } = parseArgs({ args, strict: false, allowPositionals: true, tokens: true, options: { ...ARGUMENT_OPTIONS, help: { type: 'boolean', short: 'h' } } });
+    return tokens.some((token) => token.kind === 'option' && token.name === 'help');
+  } catch {
+    return false;
+  }
+}
+
 /** An id given on the command line: empty or with blanks around it is a typing slip, not an id to look for. */
 function checkedId(what: string, id: string): void {
   if (id === '' || id.trim() !== id) throw new UsageError(`${what} is ${JSON.stringify(id)}: give the id without blanks around it`);
@@ -186,7 +203,7 @@ export async function run(argv: string[], context: Omit<CliContext, 'events' | '
     context.err.write(USAGE);
     return EXIT.usage;
   }
-  if (command === 'help' || [command, ...rest].some((arg) => arg === '--help' || arg === '-h')) {
+  if (command === 'help' || command === '--help' || command === '-h' || helpAsked(rest)) {
     context.out.write(USAGE);
     return EXIT.ok;
   }
