@@ -52,6 +52,13 @@ describe('validation messages of the API in the page language', () => {
     expect(localizeFieldMessage(large.message, VALIDATION.nl, millimetres)).toBe('Deze prijs is te hoog. Kies minder stuks of een kleiner raam.');
   });
 
+  it('re-words the length limit of the configuration notes, as the template checks word it', () => {
+    const [notes] = apiErrors((c) => (c.notes = 'x'.repeat(2001)));
+    expect(notes).toEqual({ path: 'notes', message: 'notes must be at most 2000 characters' });
+    expect(localizeFieldMessage(notes.message, VALIDATION.de, millimetres)).toBe(localizeFieldMessage('name must be shorter than or equal to 2000 characters', VALIDATION.de, millimetres));
+    expect(localizeFieldMessage(notes.message, VALIDATION.de, millimetres)).not.toMatch(/characters/);
+  });
+
   it('shows a message no rule knows as the API wrote it', () => {
     expect(localizeFieldMessage('something new', VALIDATION.de, millimetres)).toBe('something new');
   });

@@ -48,6 +48,7 @@ const RULES: Rule[] = [
   [/valid e-mail address$/, (_m, t) => t.email],
   [/^phone may hold/, (_m, t) => t.phone],
   [/must be shorter than or equal to (\d+) characters$/, (m, t) => fill(t.tooLong, { max: m[1] })],
+  [/^(?:\S+ )?must be at most (\d+) characters$/, (m, t) => fill(t.tooLong, { max: m[1] })],
   [/^this configuration would be priced in (\d+) lines, more than the (\d+) a price may have/, (m, t) => fill(t.tooManyLines, { lines: m[1], max: m[2] })],
   [/^the price exceeds the largest amount/, (_m, t) => t.priceTooLarge],
 ];
