@@ -8,14 +8,14 @@ import { DEMO_TEMPLATE } from './demo-template';
 
 export const DEMO_SLUG = 'demo-windows';
 
+/** The actor the demo organization's events record. */
+const SEEDED_BY = 'system:demo-seed';
+
 /**
  * On an empty store, creates the demo organization (plan pro), a template, a full and a
  * read-only API key, and returns the lines to print. Keys are shown only on this first start;
  * later starts name the demo organization and how to make another key.
  */
-/** The actor the demo organization's events record. */
-const SEEDED_BY = 'system:demo-seed';
-
 export async function seedDemo(app: NestFastifyApplication, config: AppConfig): Promise<string[] | null> {
   const reads = app.get(ReadStore);
   if ((await reads.count(ORGANIZATIONS)) > 0) return demoReminder(app, config);

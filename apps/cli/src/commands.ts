@@ -98,7 +98,6 @@ function rebuildState(row: { rebuild: { generation?: number; checkpoint: number 
 export async function rebuild(context: CliContext, names: string[], all: boolean, options: { batchSize?: number; switchGraceMs?: number }): Promise<number> {
   if (all && names.length > 0) throw new UsageError('name the projections to rebuild or pass --all, not both');
   if (!all && names.length === 0) throw new UsageError('name the projections to rebuild, or pass --all');
-
   const every = context.projections();
   const known = new Map(every.map((projection) => [projection.name, projection]));
   const unknown = names.filter((name) => !known.has(name));
