@@ -131,6 +131,10 @@ class QueryRememberingValidationPipe extends ValidationPipe {
   }
 
   private async validated(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && metadata.metatype && metadata.metatype !== Object) {
+      const oversized = oversizedParts(value, '', []);
+      if (oversized.length > 0) throw new ValidationFailed(oversized);
+    }
     // Nest deletes `constructor` keys from the value it validates: a copy keeps them to be told.
     const given = hasPrototypeNamedKey(value) ? structuredClone(value) : null;
     const result = await super.transform(value, metadata);
@@ -138,6 +142,30 @@ class QueryRememberingValidationPipe extends ValidationPipe {
     if (unknown.length > 0) throw new ValidationFailed(unknown);
     return result;
   }
+}
+
+/** More items than any array of a request body holds (line items: 200, recipients: 20). */
+const MAX_BODY_ARRAY_ITEMS = 1_000;
+/** More fields than any object of a request body has. */
+const MAX_BODY_OBJECT_FIELDS = 200;
+
+/**
+ * The arrays and objects of a body larger than any request has, refused before class-transformer
+ * and class-validator see them: the first removes repeated keys in time quadratic in an object's
+ * keys, and the second validates every item of an array that is already too long. One request
+ * of 100,000 unknown fields or 349,000 empty objects, under the 1 MiB limit, held the whole
+ * process for 9 to 11 s (found by a review, 2026-11-27). One pass over the parsed body.
+ */
+function oversizedParts(value: unknown, path: string, out: FieldError[]): FieldError[] {
+  if (Array.isArray(value)) {
+    if (value.length > MAX_BODY_ARRAY_ITEMS) out.push({ path, message: `${path || 'the body'} holds ${value.length} items; no array of a request holds more than ${MAX_BODY_ARRAY_ITEMS}` });
+    else value.forEach((item, index) => oversizedParts(item, `${path}[${index}]`, out));
+  } else if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length > MAX_BODY_OBJECT_FIELDS) out.push({ path, message: `${path || 'the body'} has ${keys.length} fields; no object of a request has more than ${MAX_BODY_OBJECT_FIELDS}` });
+    else for (const key of keys) oversizedParts((value as Record<string, unknown>)[key], path ? `${path}.${key}` : key, out);
+  }
+  return out;
 }
 
 /** Validation at the edge: DTO classes with class-validator; unknown fields are rejected. */
