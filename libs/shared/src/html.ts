@@ -33,16 +33,15 @@ function removeTags(input: string): string {
     const c = input[i];
     if (c === '>' && tagStart >= 0) {
       const tag = CODE_TAG.exec(kept.slice(tagStart, tagStart + 9).join(''));
-      // every character is sliced here at most once: the tag leaves `kept` now
-      const address = !code && kept.length - tagStart <= 256 ? kept.slice(tagStart + 1).join('') : '';
+      // An address is kept only where no `<` comes right before it: `<<a@b.co> onerror=…>` would
+      // start a tag with the address as its name once the brackets went (found by a review), so
+      // that one goes as the tag it is. A kept address is never read again (no tag start before
+      // it remains), so each character is sliced here at most once.
+      const address = !code && kept.length - tagStart <= 256 && kept[tagStart - 1] !== '<' ? kept.slice(tagStart + 1).join('') : '';
       kept.length = tagStart;
       tagStart = -1;
       if (address && BRACKETED_ADDRESS.test(address)) {
-        const at = kept.length;
         for (const letter of address) kept.push(letter);
-        // A `<` just before (`<<a@b.co> onerror=…>`) now starts a tag with the address as its
-        // name: it is one, and goes with everything up to the next `>` (found by a review).
-        if (kept[at - 1] === '<') tagStart = at - 1;
         continue;
       }
       if (code && code.start > kept.length) code = null;

@@ -75,6 +75,12 @@ export function readText(
   { allowEmpty = false } = {},
 ): string | undefined {
   if (typeof value !== 'string') return typeError(errors, value, path, 'a string');
+  // Ten times the limit is too long however much markup it holds: refused unstripped, as the DTOs
+  // do (dto-decorators.ts), since stripping a hostile 1 MB text held the process for seconds (a review).
+  if (value.length > 10 * max) {
+    errors.add(path, `must be at most ${max} characters`);
+    return undefined;
+  }
   const text = stripHtml(value);
   if (!allowEmpty && text === '') {
     errors.add(path, 'must not be empty');

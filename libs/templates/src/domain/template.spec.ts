@@ -134,6 +134,11 @@ describe('validateTemplate', () => {
       expect(errorsFor((b) => (b.pricingRules[0].target = 'F'))).toContainEqual({ path: 'pricingRules[0].target', message: 'target does not apply to template rules' });
     });
 
+    it('then a text over ten times its limit is refused as too long without being stripped first', () => {
+      // all markup: stripped, it would be empty; unstripped it is 2,100 characters
+      expect(errorsFor((b) => (b.name = '<b></b>'.repeat(300)))).toEqual([{ path: 'name', message: 'name must be at most 200 characters' }]);
+    });
+
     it('then text limits count characters, not UTF-16 code units: 200 emoji are a name, 201 are not', () => {
       expect(errorsFor((b) => (b.name = '😀'.repeat(200)))).toEqual([]);
       expect(errorsFor((b) => (b.name = '😀'.repeat(201)))).toEqual([{ path: 'name', message: 'name must be at most 200 characters' }]);
