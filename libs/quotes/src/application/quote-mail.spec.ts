@@ -55,6 +55,11 @@ describe('quote e-mail', () => {
     ['www.', 'Ada, see www.evil.example'],
     ['a bare domain', 'Ada, pay the deposit at evil-example.com/pay'],
     ['a bare domain alone', 'Ada evil.com'],
+    ['a domain with a full-width dot', 'Pay at evil．com/x'],
+    ['a domain with an ideographic dot', 'Pay at evil｡com/x'],
+    ['a domain with a combining mark inside', 'Pay at evil.c\u034Fom'],
+    ['an IPv4 address', 'pay at 10.0.0.1/x'],
+    ['WWW in capitals', 'Ada WWW.EVIL.EXAMPLE'],
     ['an e-mail address', 'Eve\nBcc: attacker@example.com'],
     ['a paragraph', 'Ada '.repeat(18)],
     ['only format characters', '\u202e\u200b'],
@@ -63,10 +68,10 @@ describe('quote e-mail', () => {
     const mail = composeQuoteMail('ev-1', data, data.customerUrl!, 'Fenster GmbH');
     expect(mail.text.startsWith('Hello,\n')).toBe(true);
     expect(mail.html).toContain('<p>Hello,</p>');
-    expect(mail.text).not.toMatch(/evil|attacker|Ada Ada/);
+    expect(mail.text).not.toMatch(/evil|EVIL|attacker|Ada Ada|10\.0/);
   });
 
-  it.each(['Dr. Smith', 'J.R.R. Tolkien', 'Anne-Marie O\'Neil', 'Müller & Söhne GmbH', 'St. John-Smythe'])('given the name %p, then the greeting says it', (name) => {
+  it.each(['Dr. Smith', 'J.R.R. Tolkien', 'Anne-Marie O\'Neil', 'Müller & Söhne GmbH', 'St. John-Smythe', 'J.Smith', 'H.Müller', 'А.С.Пушкин', 'Dr.med. Müller', 'Prof.Dr. Schmidt', 'K.-H. Schmidt', 'Ngũgĩ wa Thiong\'o'])('given the name %p, then the greeting says it', (name) => {
     const data = { ...sent('en'), customer: { name, email: null } };
     expect(composeQuoteMail('ev-1', data, data.customerUrl!, 'Fenster GmbH').text.startsWith(`Dear ${name},\n`)).toBe(true);
   });

@@ -72,11 +72,15 @@ function htmlBody(text: string, url: string, texts: MailTexts, locale: DocumentL
 const oneLine = (text: string) => text.replace(/[\s\u0000-\u001F\u007F-\u009F]+/g, ' ').replace(/\p{Cf}/gu, '').trim();
 
 /**
- * What mail clients may make a link of: a scheme, an address, `www.`, or a bare domain (`evil.com`,
- * `evil-example.com/pay`: a dot between letters or digits and two or more letters, found by a review).
- * "Dr. Smith" and "J.R.R. Tolkien" are not; "Dr.Smith" is taken for one and greeted without the name.
+ * What mail clients may make a link of: a scheme, an address, `www.`, an IPv4 address, or a bare
+ * domain (`evil.com`, `evil-example.com/pay`; found by a review): a lower-case label, a dot (also
+ * the full-width and ideographic ones, which URL parsers read as dots) and a lower-case top-level
+ * label of two or more letters. Names keep their capitals, so "J.Smith", "Dr.med. Müller",
+ * "Dr. Smith" and "J.R.R. Tolkien" are greeted. Tested without combining marks, which a link may
+ * hide between its letters (`evil.c\u034Fom`).
  */
-const LINK_LIKE = /:\/\/|www\.|@|[\p{L}\p{N}-]\.\p{L}{2,}/iu;
+const LINK_LIKE = /:\/\/|[wW]{3}[.。．｡]|@|\d{1,3}(?:[.。．｡]\d{1,3}){3}|(?<![\p{L}\p{N}])[a-z0-9][a-z0-9-]*[.。．｡][a-z]{2,}(?![\p{L}\p{N}])/u;
+const linkLike = (text: string) => LINK_LIKE.test(text.normalize('NFKD').replace(/\p{M}/gu, ''));
 
 /** Longer than any name a greeting needs ("Dr. Maria-Theresia von Habsburg-Lothringen" is 42). */
 const GREETED_NAME_MAX = 70;
@@ -92,7 +96,7 @@ const GREETED_NAME_MAX = 70;
 function greetedName(name: string | null): string | null {
   if (name === null) return null;
   const line = oneLine(name);
-  if (line === '' || [...line].length > GREETED_NAME_MAX || LINK_LIKE.test(line)) return null;
+  if (line === '' || [...line].length > GREETED_NAME_MAX || linkLike(line)) return null;
   return line;
 }
 
