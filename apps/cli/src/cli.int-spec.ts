@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -194,14 +194,21 @@ describe('the CLI on an embedded store', () => {
       expect(seconds.err).toBe(`exported 0 events of organization ${ORG}, stored to 1970-01-21T10:03:21.600Z\n`);
     });
 
-    it('given --out, then the file is written under <file>.partial and named once whole; a partial file left by a stopped run is replaced', async () => {
+    it('given --out, then the file is written under <file>.partial and named once whole; a partial file left by a stopped run is refused, not written over', async () => {
       const out = join(dataDir, 'whole.ndjson');
       writeFileSync(`${out}.partial`, '{"left":"by a stopped export"}\n');
+      const refused = await cli(dataDir, 'audit:export', '--org', ORG, '--out', out);
+      expect([refused.code, refused.err.split('\n')[0]]).toEqual([2, `${JSON.stringify(`${out}.partial`)} exists: an export to ${JSON.stringify(out)} stopped before it was whole; remove it first`]);
+      expect(readFileSync(`${out}.partial`, 'utf8')).toContain('stopped export');
+      rmSync(`${out}.partial`);
       expect((await cli(dataDir, 'audit:export', '--org', ORG, '--out', out)).code).toBe(0);
       expect(existsSync(`${out}.partial`)).toBe(false);
-      expect(readFileSync(out, 'utf8')).not.toContain('stopped export');
       expect(readFileSync(out, 'utf8').split('\n')[0]).toMatch(/^\{"id":/);
       expect(statSync(out).mode & 0o777).toBe(0o600);
+      rmSync(out);
+      // a symbolic link to nothing is a name taken too
+      symlinkSync(join(dataDir, 'nowhere'), out);
+      expect((await cli(dataDir, 'audit:export', '--org', ORG, '--out', out)).code).toBe(2);
       rmSync(out);
     });
 
@@ -228,8 +235,8 @@ describe('the CLI on an embedded store', () => {
     it.each([
       [['projections:rebuild', 'quotes', '--all'], 'name the projections to rebuild or pass --all, not both'],
       [['projections:rebuild'], 'name the projections to rebuild, or pass --all'],
-      [['projections:rebuild', 'quotes', 'contacts', 'quotes'], 'quotes named more than once; name each projection once'],
-      [['projections:rebuild', 'nope', 'nope'], expect.stringMatching(/^unknown projection nope; known: /)],
+      [['projections:rebuild', 'quotes', 'contacts', 'quotes'], '"quotes" named more than once; name each projection once'],
+      [['projections:rebuild', 'nope', 'nope'], expect.stringMatching(/^unknown projection "nope"; known: /)],
       [['projections:rebuild', 'quotes', '--batch-size', '10001'], '--batch-size must be a whole number, 1 to 10000 (a page of events and its documents are held in memory at once); got "10001"'],
     ])('given %j, then it exits 2 saying what is wrong, and rebuilds nothing', async (argv, message) => {
       const { code, out, err } = await cli(dataDir, ...argv);

@@ -1,4 +1,4 @@
-import { createWriteStream, linkSync, rmSync, unlinkSync } from 'node:fs';
+import { createWriteStream, linkSync, unlinkSync } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { atGeneration, checkpointName, liveProjections, rebuildProjections, upcast, type Projection } from '@lib/event-sourcing';
@@ -94,16 +94,21 @@ function rebuildState(row: { rebuild: { generation?: number; checkpoint: number 
   return row.rebuild ? `${at}(unfinished; run projections:rebuild to continue)` : '-';
 }
 
-/** projections:rebuild <name>… | --all */
-export async function rebuild(context: CliContext, names: string[], all: boolean, options: { batchSize?: number; switchGraceMs?: number }): Promise<number> {
+/** Names or --all, not both nor neither: checked before the stores are opened (which names exist is known only after). */
+export function checkRebuildNames(names: string[], all: boolean): void {
   if (all && names.length > 0) throw new UsageError('name the projections to rebuild or pass --all, not both');
   if (!all && names.length === 0) throw new UsageError('name the projections to rebuild, or pass --all');
+}
+
+/** projections:rebuild <name>… | --all */
+export async function rebuild(context: CliContext, names: string[], all: boolean, options: { batchSize?: number; switchGraceMs?: number }): Promise<number> {
+  checkRebuildNames(names, all);
   const every = context.projections();
   const known = new Map(every.map((projection) => [projection.name, projection]));
   const unknown = names.filter((name) => !known.has(name));
-  if (unknown.length > 0) throw new UsageError(`unknown projection ${[...new Set(unknown)].join(', ')}; known: ${[...known.keys()].join(', ')}`);
+  if (unknown.length > 0) throw new UsageError(`unknown projection ${[...new Set(unknown)].map((name) => JSON.stringify(name)).join(', ')}; known: ${[...known.keys()].join(', ')}`);
   const repeated = names.filter((name, index) => names.indexOf(name) !== index);
-  if (repeated.length > 0) throw new UsageError(`${[...new Set(repeated)].join(', ')} named more than once; name each projection once`);
+  if (repeated.length > 0) throw new UsageError(`${[...new Set(repeated)].map((name) => JSON.stringify(name)).join(', ')} named more than once; name each projection once`);
   const projections = all ? every : names.map((name) => known.get(name)!);
   const lease = await RebuildLease.acquire(context.reads, projections.map((projection) => projection.name));
   const progress = new ProgressReporter(context.err);
@@ -214,9 +219,9 @@ export async function auditExport(context: CliContext, options: { organizationId
   // Readable by its owner only, like a backup: customers' names and e-mail addresses are in it.
   // Written as `<out>.partial` and given its name once whole, so an export stopped part-way (a
   // signal, a full disk) never leaves a file of complete lines that reads as the whole export
-  // (2026-11-27, found by a review). The partial file of an earlier stopped run is replaced.
+  // (2026-11-27, found by a review). `wx`: a file made under either name meanwhile is not written
+  // over (one there before is refused as wrong usage).
   const partial = options.out === undefined ? undefined : `${options.out}.partial`;
-  if (partial) rmSync(partial, { force: true });
   const target: Writable = partial ? createWriteStream(partial, { flags: 'wx', mode: 0o600 }) : context.out;
   // A file that cannot be written is destroyed with its error, which `finished` below reports.
   if (options.out) target.on('error', () => undefined);

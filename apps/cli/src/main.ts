@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MAX_HOLD_MS, POINTER_REFRESH_MS, type Projection } from '@lib/event-sourcing';
 import { EMBEDDED_FILES, openEventStore, openReadStore } from '@lib/runtime/stores';
 import { ConfigError, loadConfig, type AppConfig } from '@lib/shared';
 import { backup, refuseEventStoreEngine } from './backup';
-import { auditExport, auditQuoteCommand, EXIT, projectionStatus, rebuild, skipRelayToHead, type CliContext } from './commands';
+import { auditExport, auditQuoteCommand, checkRebuildNames, EXIT, projectionStatus, rebuild, skipRelayToHead, type CliContext } from './commands';
 import { watchOutput } from './output';
 import { parseTimeRange } from './time-range';
 import { UsageError } from './usage-error';
@@ -139,6 +139,7 @@ function commandOf(command: string, rest: string[]): Command | FileCommand {
       return (context) => projectionStatus(context, values.json ?? false);
     case 'projections:rebuild': {
       const options = { batchSize: count('batch-size', values['batch-size'], 1, BATCH_SIZE_WHY, MAX_BATCH_SIZE), switchGraceMs: count('switch-grace-ms', values['switch-grace-ms'], MIN_SWITCH_GRACE_MS, SWITCH_GRACE_WHY) };
+      checkRebuildNames(positionals, values.all ?? false);
       return (context) => rebuild(context, positionals, values.all ?? false, options);
     }
     case 'audit:quote':
@@ -151,7 +152,12 @@ function commandOf(command: string, rest: string[]): Command | FileCommand {
       noArguments(command, positionals);
       // The file holds customers' names and e-mail addresses: never written over, as backup never is.
       if (values.out === '' || values.out === '-') throw new UsageError(`--out ${JSON.stringify(values.out)} names no file: leave --out out to write to stdout`);
-      if (values.out !== undefined && existsSync(values.out)) throw new UsageError(`--out ${JSON.stringify(values.out)} exists: name a new file, or remove that one first`);
+      // lstat: a symbolic link is a name taken too, also one to nothing.
+      const taken = (path: string) => lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+      if (values.out !== undefined && taken(values.out)) throw new UsageError(`--out ${JSON.stringify(values.out)} exists: name a new file, or remove that one first`);
+      if (values.out !== undefined && taken(`${values.out}.partial`)) {
+        throw new UsageError(`${JSON.stringify(`${values.out}.partial`)} exists: an export to ${JSON.stringify(values.out)} stopped before it was whole; remove it first`);
+      }
       const options = { organizationId: values.org, ...parseTimeRange(values), out: values.out };
       return (context) => auditExport(context, options);
     }
