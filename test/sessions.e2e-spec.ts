@@ -532,12 +532,15 @@ describe('storefront and configuration sessions', () => {
       ['unknown fields', { customer: { ...customer, vip: true }, extra: 1 }, ['customer.vip', 'extra']],
       // 100,000 digits and a letter: the phone pattern once backtracked on it for 20 s (beyond this test's time limit)
       ['a long phone that is no number', { customer: { ...customer, phone: `${'1'.repeat(100_000)}x` } }, ['customer.phone']],
+      // only that it is no object: not what its items lack, as if they were the customer's fields
+      ['a customer sent as an array', { customer: [{}] }, ['customer']],
     ])('refuses %s with 422 and field paths, changing nothing', async (_what, body, paths) => {
       const { sessionId, customerToken } = await startSession();
       await configure(sessionId, customerToken);
       const res = await submit(sessionId, customerToken, body);
       expect(res.status).toBe(422);
       expect(fieldPaths(res)).toEqual(expect.arrayContaining(paths));
+      if (Array.isArray((body as { customer?: unknown }).customer)) expect(fieldPaths(res)).toEqual(paths);
       expect((await read(sessionId, customerToken)).body.status).toBe('active');
       expect(await sessionEvents(sessionId)).toEqual(['session.v1.started', 'session.v1.configurationChanged']);
     });

@@ -47,6 +47,21 @@ describe('flattenValidationErrors', () => {
     ]);
   });
 
+  it('tells an array where an object belongs that it is no object, and not what its items lack', () => {
+    const items = [error('0', undefined, [{ ...error('name', { isDefined: 'name should not be null or undefined' }), value: undefined }])];
+    const errors = [
+      error('customer', { isNotEmptyObject: 'customer must be a non-empty object' }, items, [{}]),
+      error('settings', { isObject: 'settings must be an object' }, items, [{}]),
+      // a list of objects checks its items, as it must
+      error('lineItems', undefined, items, [{}]),
+    ];
+    expect(flattenValidationErrors(errors)).toEqual([
+      { path: 'customer', message: 'customer must be a non-empty object' },
+      { path: 'settings', message: 'settings must be an object' },
+      { path: 'lineItems[0].name', message: 'name is required' },
+    ]);
+  });
+
   it('reports an error about the value itself at its parent path', () => {
     const errors = [error('lineItems', undefined, [error(undefined, { isArray: 'lineItems must be an array' })]), error(undefined, { unknownValue: 'an unknown value was passed' })];
     expect(flattenValidationErrors(errors)).toEqual([

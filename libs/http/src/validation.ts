@@ -45,10 +45,14 @@ export function flattenValidationErrors(errors: ValidationError[], parent = '', 
       if (!itemRules || !Array.isArray(error.value)) out.push({ path, message });
       else for (const failure of itemFailures(error.value, itemRules)) out.push({ path: `${path}[${failure.index}]`, message: `${path}[${failure.index}] ${failure.message}` });
     }
-    if (error.children?.length) flattenValidationErrors(error.children, path, out);
+    // An array where an object belongs is told so, and its items are not: class-validator checks
+    // them as if they were the object's fields (`customer[0].name is required`, a review).
+    if (error.children?.length && !arrayForObject(error)) flattenValidationErrors(error.children, path, out);
   }
   return out;
 }
+
+const arrayForObject = (error: ValidationError) => Array.isArray(error.value) && error.constraints !== undefined && ('isObject' in error.constraints || 'isNotEmptyObject' in error.constraints);
 
 const EXTRA_FIELDS_IGNORED = 'validation:extraFieldsIgnored';
 
