@@ -94,15 +94,8 @@ function rebuildState(row: { rebuild: { generation?: number; checkpoint: number 
   return row.rebuild ? `${at}(unfinished; run projections:rebuild to continue)` : '-';
 }
 
-/** Names or --all, not both nor neither: checked before the stores are opened (which names exist is known only after). */
-export function checkRebuildNames(names: string[], all: boolean): void {
-  if (all && names.length > 0) throw new UsageError('name the projections to rebuild or pass --all, not both');
-  if (!all && names.length === 0) throw new UsageError('name the projections to rebuild, or pass --all');
-}
-
-/** projections:rebuild <name>… | --all */
+/** projections:rebuild <name>… | --all (names or --all, as main.ts checks before the stores are opened) */
 export async function rebuild(context: CliContext, names: string[], all: boolean, options: { batchSize?: number; switchGraceMs?: number }): Promise<number> {
-  checkRebuildNames(names, all);
   const every = context.projections();
   const known = new Map(every.map((projection) => [projection.name, projection]));
   const unknown = names.filter((name) => !known.has(name));

@@ -7,7 +7,7 @@ import { MAX_HOLD_MS, POINTER_REFRESH_MS, type Projection } from '@lib/event-sou
 import { EMBEDDED_FILES, openEventStore, openReadStore } from '@lib/runtime/stores';
 import { ConfigError, loadConfig, type AppConfig } from '@lib/shared';
 import { backup, refuseEventStoreEngine } from './backup';
-import { auditExport, auditQuoteCommand, checkRebuildNames, EXIT, projectionStatus, rebuild, skipRelayToHead, type CliContext } from './commands';
+import { auditExport, auditQuoteCommand, EXIT, projectionStatus, rebuild, skipRelayToHead, type CliContext } from './commands';
 import { watchOutput } from './output';
 import { parseTimeRange } from './time-range';
 import { UsageError } from './usage-error';
@@ -47,15 +47,15 @@ MONGODB_URL name. Exit codes: 0 ok, 1 failed (e.g. an audit mismatch), 2 wrong u
  * A whole-number option, at least `least`: decimal digits only, as Number() also reads '' as 0,
  * and ' 5', '1e3', '0x10' and '5.0' as numbers.
  */
-function count(name: string, value: string | undefined, least: number, why?: string, most = Number.MAX_SAFE_INTEGER): number | undefined {
+function count(name: string, value: string | undefined, least: number, why?: string, most?: number): number | undefined {
   if (value === undefined) return undefined;
   const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  const range = most === Number.MAX_SAFE_INTEGER ? `${least} or more` : `${least} to ${most}`;
-  if (!Number.isSafeInteger(n) || n < least || n > most) throw new UsageError(`--${name} must be a whole number, ${range}${why ? ` (${why})` : ''}; got ${JSON.stringify(value)}`);
+  const range = most === undefined ? `${least} or more` : `${least} to ${most}`;
+  if (!Number.isSafeInteger(n) || n < least || n > (most ?? n)) throw new UsageError(`--${name} must be a whole number, ${range}${why ? ` (${why})` : ''}; got ${JSON.stringify(value)}`);
   return n;
 }
 
-/** The largest page a rebuild takes: pages of 10,000 events peaked at 551 MB on the benchmark store (docs/benchmarks.md), 1,000,000 at 1.1 GB. */
+/** The largest page a rebuild takes: pages of 10,000 events peaked at 551 MB on the benchmark store (docs/benchmarks.md); one page of a whole 140,000-event store took 1.1 GB (a review). */
 const MAX_BATCH_SIZE = 10_000;
 const BATCH_SIZE_WHY = 'a page of events and its documents are held in memory at once';
 
@@ -190,6 +190,12 @@ function helpAsked(args: string[]): boolean {
   } catch {
     return false;
   }
+}
+
+/** Names or --all, not both nor neither (which names exist is known only once the stores are open: rebuild). */
+function checkRebuildNames(names: string[], all: boolean): void {
+  if (all && names.length > 0) throw new UsageError('name the projections to rebuild or pass --all, not both');
+  if (!all && names.length === 0) throw new UsageError('name the projections to rebuild, or pass --all');
 }
 
 /** An id given on the command line: empty or with blanks around it is a typing slip, not an id to look for. */

@@ -101,7 +101,7 @@ export const EachItem = (...rules: ItemRule[]) =>
     {
       name: EACH_ITEM,
       validator: {
-        validate: (value: unknown) => !Array.isArray(value) || itemFailures(value, rules).length === 0,
+        validate: (value: unknown) => !Array.isArray(value) || value.every((item) => rules.every(([passes]) => passes(item))),
         defaultMessage: (args) => `${args?.property ?? 'the value'} has invalid items`,
       },
     },

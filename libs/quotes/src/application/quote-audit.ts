@@ -155,7 +155,7 @@ function compareValues(what: string, expected: unknown, actual: unknown, mismatc
  * shows for it, and, as several entries share a version (a draft's breakdown replaced), by its
  * place in the history: entry 1 is the oldest (the creation), the API lists the newest first.
  */
-const historyEntry = (entry: Pick<QuoteVersionDocument, 'version' | 'seq'>) => `version ${entry.version} (entry ${entry.seq + 1})`;
+const historyEntry = (entry: Pick<QuoteVersionDocument, 'version' | 'seq'>, id?: string) => `version ${entry.version} (entry ${entry.seq + 1}${id ? `, id ${id}` : ''})`;
 
 /** What one comparison of the replay with the store found. */
 interface Comparison {
@@ -311,7 +311,7 @@ async function auditOnce(events: EventStore, reads: ReadStore, quoteId: string, 
     compare(historyEntry(entry), expected, storedVersions.get(entry.id) ?? null, comparison);
     storedVersions.delete(entry.id);
   }
-  for (const stored of storedVersions.values()) extra(`${historyEntry(stored).slice(0, -1)}, id ${stored.id})`, stored, 'stored, but the replay has no such entry', comparison);
+  for (const stored of storedVersions.values()) extra(historyEntry(stored, stored.id), stored, 'stored, but the replay has no such entry', comparison);
 
   const storedLinks = await storedOfQuote<QuoteLinkDocument>(reads, QUOTE_LINKS, quoteId, [{ field: 'id', direction: 'asc' }]);
   for (const expected of replayed('quote_links/')) {

@@ -1,3 +1,5 @@
+import type { CreatorActor } from '@lib/organizations';
+
 /** Creates a template from an admin-API body (decisions §5); returns the new template id. */
 export class CreateTemplate {
   constructor(
@@ -6,7 +8,6 @@ export class CreateTemplate {
     readonly body: unknown,
     /** the id the template takes (a keyed request's, the same on its retries: see idempotentId); a new one when absent */
     readonly templateId?: string,
-    /** who it is recorded as made by: the admin API, or the product itself (`system:demo-seed`) */
-    readonly actor: 'admin' | `system:${string}` = 'admin',
+    readonly actor: CreatorActor = 'admin',
   ) {}
 }
