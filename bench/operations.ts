@@ -25,7 +25,7 @@ interface CliRun {
 }
 
 /** Runs the built CLI in a child process; the child reports its own peak RSS. */
-function runCli(dataDir: string, args: string[]): Promise<CliRun> {
+export function runCli(dataDir: string, args: string[]): Promise<CliRun> {
   const main = join(__dirname, '../apps/cli/src/main.js');
   const script = `require(${JSON.stringify(main)}).run(${JSON.stringify(args)}, { out: process.stdout, err: process.stderr })
     .then((code) => { const u = process.resourceUsage(); process.stderr.write('maxrss ' + u.maxRSS + ' cpu ' + (u.userCPUTime + u.systemCPUTime) + '\\n'); process.exitCode = code; })`;

@@ -118,6 +118,8 @@ async function main(): Promise<void> {
   if (!only || only === 'dispatch') lines.push(...(await (await import('./dispatch')).benchDispatch()));
   if (!only || only === 'dispatch' || only === 'dispatch-backlog') lines.push(...(await (await import('./dispatch')).benchDispatchBacklog()));
   if (!only || only === 'rebuild') lines.push(...(await (await import('./operations')).benchRebuild()));
+  // Not part of a whole run: it generates and rebuilds its own store, and is an analysis rather than a target.
+  if (only === 'rebuild-floor') lines.push(...(await (await import('./rebuild-floor')).benchRebuildFloor()));
   if (!only || only === 'audit') lines.push(...(await (await import('./operations')).benchAudit()));
   process.stdout.write(`${lines.join('\n')}\n`);
 }
