@@ -55,6 +55,13 @@ describe('leads', () => {
       expect((await get(`/api/v1/leads/${res.body.id}`)).body).toMatchObject({ name: 'Jan', email: 'jan@example.com', phone: null, message: 'Hello there & bye' });
     });
 
+    it('refuses a NUL character in any field (422 at its path), and records no lead', async () => {
+      const before = (await get('/api/v1/leads?limit=100')).body.data.length;
+      const res = await submit(enquiry({ message: 'Call me\u0000 tomorrow' }));
+      expect([res.status, res.body.error.details.fields]).toEqual([422, [{ path: 'message', message: 'must not hold the character U+0000 (NUL)' }]]);
+      expect((await get('/api/v1/leads?limit=100')).body.data.length).toBe(before);
+    });
+
     it('accepts a message of exactly 5000 characters', async () => {
       const res = await submit(enquiry({ message: 'm'.repeat(5000) }));
       expect(res.status).toBe(201);

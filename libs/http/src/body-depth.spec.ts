@@ -1,4 +1,4 @@
-import { duplicateKeyPaths, forbiddenKeyPaths, jsonDepth, malformedTextPaths } from './body-depth';
+import { duplicateKeyPaths, forbiddenKeyPaths, jsonDepth, malformedTexts } from './body-depth';
 
 describe('jsonDepth', () => {
   it('counts objects and arrays, not scalars', () => {
@@ -28,14 +28,29 @@ describe('forbiddenKeyPaths', () => {
   });
 });
 
-describe('malformedTextPaths', () => {
+describe('malformedTexts', () => {
+  const SURROGATE = 'must be well-formed Unicode text (it holds half of a surrogate pair)';
+  const NUL = 'must not hold the character U+0000 (NUL)';
+
   it('finds keys and strings with half of a surrogate pair at any depth, with their field paths', () => {
     const body = JSON.parse('{"name":"ok 😀","city":"x\\ud800y","lineItems":[{"description":"\\udc00"},{"description":"fine"}],"\\ud83d":1,"n":5}');
-    expect(malformedTextPaths(body)).toEqual(['city', 'lineItems[0].description', '\ud83d']);
+    expect(malformedTexts(body)).toEqual([
+      { path: 'city', message: SURROGATE },
+      { path: 'lineItems[0].description', message: SURROGATE },
+      { path: '\ud83d', message: SURROGATE },
+    ]);
+  });
+
+  it('finds keys and strings holding NUL, and says so', () => {
+    const body = JSON.parse('{"name":"A\\u0000B","items":[{"k\\u0000":1}],"ok":"A\\u0001B"}');
+    expect(malformedTexts(body)).toEqual([
+      { path: 'items[0].k\u0000', message: NUL },
+      { path: 'name', message: NUL },
+    ]);
   });
 
   it('finds none in well-formed text', () => {
-    expect(malformedTextPaths({ name: 'Łukasz 😀 中文', items: ['a', { b: 'c' }], n: null })).toEqual([]);
+    expect(malformedTexts({ name: 'Łukasz 😀 中文', items: ['a', { b: 'c' }], n: null, tab: 'a\tb\nc' })).toEqual([]);
   });
 });
 
@@ -67,7 +82,7 @@ describe('the refused places a check names', () => {
 
   it('given many malformed or forbidden places under a long key, then each check names at most 20, each cut to 200 characters', () => {
     const body = { [longKey]: Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`x${i}`, '\ud800'])) };
-    const malformed = malformedTextPaths(body);
+    const malformed = malformedTexts(body).map(({ path }) => path);
     expect(new Set(malformed)).toEqual(new Set([`${'k'.repeat(200)}…`]));
     const text = `{"${longKey}":[${Array.from({ length: 30_000 }, () => '{"__proto__":1}').join(',')}]}`;
     const forbidden = forbiddenKeyPaths(text);

@@ -144,24 +144,38 @@ export function duplicateKeyPaths(text: string): string[] {
 }
 
 /**
- * Where a parsed body holds text that is not well-formed Unicode: a key or string with half of a
- * surrogate pair (`"\ud800"` is valid JSON). Stored, such text breaks every consumer that encodes
- * it as UTF-8 (a CRM's JSON decoder, PostgreSQL's jsonb), so no field of any body may hold it.
+ * What is wrong with a key or string of a body, if anything. Text with half of a surrogate pair
+ * (`"\ud800"` is valid JSON) is not well-formed Unicode: stored, it breaks every consumer that
+ * encodes it as UTF-8 (a CRM's JSON decoder, PostgreSQL's jsonb). The NUL character breaks the
+ * same consumers (PostgreSQL's text and jsonb refuse it, C strings end at it) and no text of this
+ * API has a use for it.
  */
-export function malformedTextPaths(body: unknown): string[] {
+function textFault(text: string): string | null {
+  if (hasLoneSurrogate(text)) return 'must be well-formed Unicode text (it holds half of a surrogate pair)';
+  if (text.includes('\u0000')) return 'must not hold the character U+0000 (NUL)';
+  return null;
+}
+
+/** Where a parsed body holds a key or string that no field may hold (see textFault), and why. */
+export function malformedTexts(body: unknown): Array<{ path: string; message: string }> {
   const found = new RefusedPaths();
+  const faults = new Map<string, string>();
   walkJson(body, (path, key, child) => {
-    if ((key !== null && hasLoneSurrogate(key)) || (typeof child === 'string' && hasLoneSurrogate(child))) found.add(path);
+    const fault = (key === null ? null : textFault(key)) ?? (typeof child === 'string' ? textFault(child) : null);
+    if (fault !== null) {
+      found.add(path);
+      if (!faults.has(path)) faults.set(path, fault);
+    }
     return !found.full;
   });
-  return found.sorted();
+  return found.sorted().map((path) => ({ path, message: faults.get(path)! }));
 }
 
 /**
  * Every JSON body of this API is an object. Refuses any other JSON value (`null`, a string, an
  * array) with 422, bodies nested deeper than MAX_BODY_DEPTH with 400 before validation walks
  * them (validators and transformers recurse, and a 10,000-deep array would overflow their stack),
- * and text that is not well-formed Unicode with 422.
+ * and text that is not well-formed Unicode or holds NUL with 422.
  */
 export function registerBodyShapeChecks(fastify: FastifyInstance): void {
   // With `done` rather than async: this runs for every request, most of them without a body.
@@ -183,11 +197,8 @@ export function registerBodyShapeChecks(fastify: FastifyInstance): void {
         .send(errorBody('invalid_json', `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`));
       return;
     }
-    const malformed = malformedTextPaths(body);
+    const malformed = malformedTexts(body);
     if (malformed.length === 0) return done();
-    reply
-      .status(422)
-      .type('application/json')
-      .send(errorBody('validation_error', 'The request is invalid.', { fields: malformed.map((path) => ({ path, message: 'must be well-formed Unicode text (it holds half of a surrogate pair)' })) }));
+    reply.status(422).type('application/json').send(errorBody('validation_error', 'The request is invalid.', { fields: malformed }));
   });
 }
