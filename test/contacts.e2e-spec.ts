@@ -1,5 +1,6 @@
 import { CommandBus } from '@nestjs/cqrs';
-import { RecordSubmissionContact } from '@lib/contacts';
+import { contactIdOf, contactKey, contactStream, RecordSubmissionContact } from '@lib/contacts';
+import { EventStore } from '@lib/event-store';
 import { TestApp } from './support/test-app';
 
 type Org = Awaited<ReturnType<TestApp['createOrganization']>>;
@@ -27,6 +28,8 @@ describe('contacts API', () => {
   const post = (body: unknown, token = org.apiKey) => app.request('POST', '/api/v1/contacts', { token, body });
   const patch = (id: string, body: unknown, token = org.apiKey) => app.request('PATCH', `/api/v1/contacts/${id}`, { token, body });
   const get = (url: string, token = org.apiKey) => app.request('GET', url, { token });
+  const record = (submissionId: string, from: RecordSubmissionContact['customer'], organizationId = org.organizationId) =>
+    app.get(CommandBus).execute<RecordSubmissionContact, string | null>(new RecordSubmissionContact(organizationId, submissionId, from, 'customer:ses_test'));
   const fieldPaths = (res: { body: any }) => res.body.error.details.fields.map((f: { path: string }) => f.path);
 
   async function pageThrough(token: string, query = '', limit = 3): Promise<{ ids: string[]; pages: number; items: any[] }> {
@@ -140,6 +143,45 @@ describe('contacts API', () => {
       expect(again.body.created).toBe(false);
       expect(again.body.id).toBe(first.body.id);
       expect(again.body.updatedAt).toBe(first.body.updatedAt);
+    });
+
+    it('keeps one contact for one mailbox however it is written: composed or decomposed, its domain in punycode or capitals', async () => {
+      const first = await post({ email: 'jos\u00e9@b\u00fccher.de', name: 'Jos\u00e9' });
+      expect(first.status).toBe(201);
+      expect(first.body.email).toBe('jos\u00e9@b\u00fccher.de');
+      for (const email of ['jose\u0301@bu\u0308cher.de', 'jos\u00e9@xn--bcher-kva.de', 'JOS\u00c9@B\u00dcCHER.DE']) {
+        const again = await post({ email, name: 'Jos\u00e9' });
+        expect({ email, status: again.status, id: again.body.id }).toEqual({ email, status: 200, id: first.body.id });
+        const listed = await get(`/api/v1/contacts?email=${encodeURIComponent(email)}`);
+        expect(listed.body.data.map((c: { id: string }) => c.id)).toEqual([first.body.id]);
+      }
+      expect(await record('sub_idn', customer({ email: 'jose\u0301@xn--bcher-kva.de' }))).toBe(first.body.id);
+    });
+
+    it('updates a contact created under the form e-mails were stored in until 2026-11-28, rather than making a second one', async () => {
+      // Until then an e-mail was only trimmed and lower-cased: this one was stored decomposed, under the key of that form.
+      const legacy = 'ana.mu\u0308ller@example.com';
+      const key = contactKey(org.organizationId, legacy);
+      await app.get(EventStore).appendToStream(contactStream(org.organizationId, key), [
+        {
+          type: 'contact.v1.created',
+          data: { organizationId: org.organizationId, contactId: contactIdOf(key), email: legacy, at: Date.now(),
+            details: { name: 'Ana', phone: null, companyName: null, address: null, postalCode: null, city: null, country: null, externalRef: null } },
+          metadata: { actor: 'apiKey:key_legacy' },
+        },
+      ], 'no_stream');
+      const again = await post({ email: 'Ana.Mu\u0308ller@example.com', name: 'Ana' });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ id: contactIdOf(key), email: legacy, created: false });
+      for (const email of [legacy, ' ANA.MU\u0308LLER@example.com']) {
+        const listed = await get(`/api/v1/contacts?email=${encodeURIComponent(email)}`);
+        expect(listed.body.data.map((c: { id: string }) => c.id)).toEqual([contactIdOf(key)]);
+      }
+      expect(await record('sub_legacy', customer({ email: legacy }))).toBe(contactIdOf(key));
+      // The composed form was never stored in the decomposed one: that contact is reached only by the form it was stored in.
+      const composed = await post({ email: 'ana.m\u00fcller@example.com', name: 'Ana' });
+      expect(composed.status).toBe(201);
+      expect(composed.body.id).not.toBe(contactIdOf(key));
     });
 
     it('updates the given fields, clears fields sent as null and keeps omitted ones', async () => {
@@ -424,6 +466,17 @@ describe('contacts API', () => {
       expect(key.body.error.details.fields.map((field: { path: string }) => field.path)).toEqual(['\udc00']);
     });
 
+    it('refuses text holding the NUL character, in a field or a key, and changes nothing', async () => {
+      const { created, ...contact } = (await post({ email: 'nul@example.com', name: 'Whole' })).body;
+      expect(created).toBe(true);
+      const res = await patch(contact.id, { name: 'A\u0000B', city: 'Delft' });
+      expect([res.status, res.body.error.details.fields]).toEqual([422, [{ path: 'name', message: 'must not hold the character U+0000 (NUL)' }]]);
+      expect((await get(`/api/v1/contacts/${contact.id}`)).body).toEqual(contact);
+      const key = await post({ email: 'nul@example.com', name: 'Whole', ['x\u0000']: 1 });
+      expect(key.status).toBe(422);
+      expect(fieldPaths(key)).toEqual(['x\u0000']);
+    });
+
     it('refuses a key given twice in one object, and changes nothing', async () => {
       const { created: _created, ...contact } = (await post({ email: 'twice@example.com', name: 'Once' })).body;
       const res = await app.request('PATCH', `/api/v1/contacts/${contact.id}`, { token: org.apiKey, headers: { 'content-type': 'application/json' }, payload: '{"name":"First","name":"Second"}' });
@@ -446,8 +499,6 @@ describe('contacts API', () => {
   });
 
   describe('contacts from submissions (RecordSubmissionContact)', () => {
-    const record = (submissionId: string, from: RecordSubmissionContact['customer'], organizationId = org.organizationId) =>
-      app.get(CommandBus).execute<RecordSubmissionContact, string | null>(new RecordSubmissionContact(organizationId, submissionId, from, 'customer:ses_test'));
 
     it('creates the contact of a new customer and counts the submission once, however often it is dispatched', async () => {
       const id = await record('sub_a1', customer({ name: 'Sam Buyer', email: 'Sam.Buyer@Example.com', phone: '0612', city: 'Delft' }));

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { decodeCursor, encodeCursor, type Page } from '@lib/http';
 import { ReadStore, type Filter } from '@lib/read-store';
 import { ContactNotFound } from '../domain/contact.errors';
-import { normalizeEmail } from '../domain/contact.events';
+import { legacyNormalizedEmail, normalizeEmail } from '../domain/contact.events';
 import { CONTACTS, type ContactDocument } from '../projections/contacts.projection';
 
 /** The api-v1 Contact. */
@@ -73,16 +73,17 @@ export class ContactDirectory {
     return contact;
   }
 
-  async findByEmail(organizationId: string, email: string): Promise<Contact | null> {
-    const { items } = await this.reads.find<ContactDocument>(CONTACTS, { filter: { organizationId, email: normalizeEmail(email) }, sort: NEWEST_FIRST, limit: 1 });
-    return items[0] ? toContact(items[0]) : null;
-  }
-
   /** Newest first, keyset-paged. */
   async list(organizationId: string, options: ContactListOptions): Promise<Page<Contact>> {
     const filter: Filter = { organizationId };
-    if (options.email !== undefined) filter.email = normalizeEmail(options.email);
-    const listed = { email: filter.email };
+    let email: string | undefined;
+    if (options.email !== undefined) {
+      email = normalizeEmail(options.email);
+      // A contact created before 2026-11-28 may hold the address in the form of then (ContactWriter.locate).
+      const legacy = legacyNormalizedEmail(options.email);
+      filter.email = legacy === email ? email : { in: [email, legacy] };
+    }
+    const listed = { email };
     const after = decodeCursor(LIST, options.cursor, listed);
     const { items, nextAfter } = await this.reads.find<ContactDocument>(CONTACTS, { filter, sort: NEWEST_FIRST, limit: options.limit, after });
     return { data: items.map(toContact), nextCursor: nextAfter ? encodeCursor(LIST, nextAfter, listed) : null };

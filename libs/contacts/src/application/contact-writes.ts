@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AggregateRepository, ReadYourWrites, type HandleResult } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { contactDecider, type ContactCommand, type ContactState } from '../domain/contact.decider';
-import type { ContactEvent } from '../domain/contact.events';
+import { contactKey, legacyNormalizedEmail, normalizeEmail, contactStream, type ContactEvent } from '../domain/contact.events';
 
 /** How often a write that lost a race on a contact stream is decided again on the fresh state. */
 const MAX_ATTEMPTS = 10;
@@ -19,6 +19,22 @@ export class ContactWriter {
     private readonly events: EventStore,
     private readonly readYourWrites: ReadYourWrites,
   ) {}
+
+  /**
+   * The key and stored form of an e-mail's contact: its normalized form, unless the e-mail's contact
+   * was created under the form used until 2026-11-28 and the two differ (a decomposed or punycode
+   * address), then that one, so an existing contact is updated rather than a second one created.
+   */
+  async locate(organizationId: string, email: string): Promise<{ key: string; email: string }> {
+    const normalized = normalizeEmail(email);
+    const legacy = legacyNormalizedEmail(email);
+    if (legacy !== normalized) {
+      const legacyKey = contactKey(organizationId, legacy);
+      const [first] = await this.events.readStream(contactStream(organizationId, legacyKey), { maxCount: 1 });
+      if (first) return { key: legacyKey, email: legacy };
+    }
+    return { key: contactKey(organizationId, normalized), email: normalized };
+  }
 
   async run(streamId: string, command: ContactCommand, actor: string): Promise<HandleResult<ContactState, ContactEvent>> {
     const result = await this.repository.handle(contactDecider, streamId, command, { metadata: { actor }, maxAttempts: MAX_ATTEMPTS, what: 'The contact' });

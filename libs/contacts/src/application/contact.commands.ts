@@ -1,7 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Clock } from '@lib/shared';
 import { ContactNotFound } from '../domain/contact.errors';
-import { contactIdOf, contactKey, contactStream, keyOfContactId, normalizeEmail, type ContactChanges, type ContactUpsertFields } from '../domain/contact.events';
+import { contactIdOf, contactStream, keyOfContactId, type ContactChanges, type ContactUpsertFields } from '../domain/contact.events';
 import { ContactDirectory, type Contact } from './contact-directory';
 import { ContactWriter } from './contact-writes';
 
@@ -29,12 +29,11 @@ export class UpsertContactHandler implements ICommandHandler<UpsertContact, Upse
   ) {}
 
   async execute({ organizationId, email, fields, actor }: UpsertContact): Promise<UpsertedContact> {
-    const normalized = normalizeEmail(email);
-    const key = contactKey(organizationId, normalized);
+    const { key, email: stored } = await this.writer.locate(organizationId, email);
     const contactId = contactIdOf(key);
     const result = await this.writer.run(
       contactStream(organizationId, key),
-      { type: 'upsertContact', organizationId, contactId, email: normalized, fields, at: this.clock.now() },
+      { type: 'upsertContact', organizationId, contactId, email: stored, fields, at: this.clock.now() },
       actor,
     );
     return {

@@ -1,6 +1,6 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Clock, firstCharacters, stripHtml } from '@lib/shared';
-import { contactIdOf, contactKey, contactStream, CUSTOMER_FIELDS, normalizeEmail, type SubmissionCustomerDetails } from '../domain/contact.events';
+import { contactIdOf, contactStream, CUSTOMER_FIELDS, type SubmissionCustomerDetails } from '../domain/contact.events';
 import { CONTACT_FIELD_LIMITS } from '../domain/contact.limits';
 import { ContactWriter } from './contact-writes';
 import { RecordSubmissionContact } from './record-submission-contact.command';
@@ -18,9 +18,8 @@ export class RecordSubmissionContactHandler implements ICommandHandler<RecordSub
   ) {}
 
   async execute({ organizationId, submissionId, customer, actor }: RecordSubmissionContact): Promise<string | null> {
-    const email = customer.email === null ? '' : normalizeEmail(customer.email);
-    if (email === '') return null;
-    const key = contactKey(organizationId, email);
+    if (customer.email === null || customer.email.trim() === '') return null;
+    const { key, email } = await this.writer.locate(organizationId, customer.email);
     const contactId = contactIdOf(key);
     await this.writer.run(
       contactStream(organizationId, key),

@@ -1,7 +1,7 @@
 import { fold } from '@lib/event-sourcing';
 import { contactDecider, type ContactCommand } from './contact.decider';
 import { ContactNotFound } from './contact.errors';
-import { contactIdOf, contactKey, type ContactDetails, type ContactEvent, type ContactUpsertFields, type SubmissionCustomerDetails } from './contact.events';
+import { contactIdOf, contactKey, normalizeEmail, type ContactDetails, type ContactEvent, type ContactUpsertFields, type SubmissionCustomerDetails } from './contact.events';
 
 const ORG = 'org_1';
 const EMAIL = 'jane@example.com';
@@ -168,7 +168,22 @@ describe('contact decider', () => {
 
   describe('contact keys', () => {
     it('normalizes the e-mail: letter case and surrounding spaces do not matter', () => {
-      expect(contactKey(ORG, '  Jane@Example.COM ')).toBe(contactKey(ORG, EMAIL));
+      expect(normalizeEmail('  Jane@Example.COM ')).toBe(EMAIL);
+    });
+
+    it.each([
+      ['composed and decomposed', 'jos\u00e9@b\u00fccher.de', 'jose\u0301@bu\u0308cher.de'],
+      ['a domain in Unicode and in punycode', 'jos\u00e9@b\u00fccher.de', 'jos\u00e9@xn--bcher-kva.de'],
+      ['a domain in capitals', 'jos\u00e9@b\u00fccher.de', 'JOS\u00c9@B\u00dcCHER.DE'],
+      ['the Kelvin sign, canonically a K', 'kim@example.com', '\u212aim@example.com'],
+    ])('writes one mailbox one way: %s', (_, one, other) => {
+      expect(normalizeEmail(other)).toBe(normalizeEmail(one));
+      expect(contactKey(ORG, normalizeEmail(other))).toBe(contactKey(ORG, normalizeEmail(one)));
+    });
+
+    it('keeps the domain in Unicode, lower-cased, and one IDNA refuses as it is', () => {
+      expect(normalizeEmail('Jos\u00e9@XN--BCHER-KVA.DE')).toBe('jos\u00e9@b\u00fccher.de');
+      expect(normalizeEmail('a@XN--ZZ.com')).toBe('a@xn--zz.com');
     });
 
     it('gives the same e-mail in another organization another id', () => {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { domainToUnicode } from 'node:url';
 
 /** The fields of a contact other than its e-mail (the upsert key) and its bookkeeping. */
 export interface ContactDetails {
@@ -43,19 +44,37 @@ export type ContactEvent =
 
 export const CONTACT_STREAM = 'contact-';
 
-/** E-mail addresses are compared and stored trimmed and lower-cased. */
+/**
+ * E-mail addresses are compared and stored in one form for each mailbox: trimmed, in Unicode
+ * normalization form C, the domain as IDNA gives it in Unicode (so `xn--bcher-kva.de` and
+ * `BÜCHER.de` are `bücher.de`), lower-cased. The same address typed composed or decomposed, or
+ * with its domain in punycode, is one contact.
+ */
 export function normalizeEmail(email: string): string {
+  const trimmed = email.trim().normalize('NFC');
+  const at = trimmed.lastIndexOf('@');
+  if (at < 0) return trimmed.toLowerCase();
+  const domain = trimmed.slice(at + 1);
+  // '' for a domain IDNA refuses: it is then kept as it is, lower-cased.
+  return `${trimmed.slice(0, at + 1)}${domainToUnicode(domain) || domain}`.toLowerCase();
+}
+
+/**
+ * The form e-mails were keyed and stored in until 2026-11-28: trimmed and lower-cased only. A
+ * contact created then under an address that normalizeEmail now writes otherwise keeps this key.
+ */
+export function legacyNormalizedEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
 /**
- * The contact's key: a hash of its organization and normalized e-mail. Parallel upserts of one
- * e-mail therefore meet on the same stream, where the expected-revision check lets exactly one
- * create win, without any global lock. The organization is part of the hash so the same e-mail
- * in two organizations gives two unrelated ids.
+ * The contact's key: a hash of its organization and its e-mail as stored (normalized). Parallel
+ * upserts of one e-mail therefore meet on the same stream, where the expected-revision check lets
+ * exactly one create win, without any global lock. The organization is part of the hash so the
+ * same e-mail in two organizations gives two unrelated ids.
  */
-export function contactKey(organizationId: string, email: string): string {
-  return createHash('sha256').update(`${organizationId}\n${normalizeEmail(email)}`).digest('hex').slice(0, 32);
+export function contactKey(organizationId: string, normalizedEmail: string): string {
+  return createHash('sha256').update(`${organizationId}\n${normalizedEmail}`).digest('hex').slice(0, 32);
 }
 
 const CONTACT_ID = /^ct_([0-9a-f]{32})$/;

@@ -12,7 +12,7 @@ const nullableText = (maxLength: number, description?: string) => ({ type: Strin
 const EXTERNAL_REF_DOC = nullableText(MAX.externalRef, 'Link to an external system, e.g. `crm:contact:123`. Stored verbatim (not trimmed, HTML kept); null or "" clears it.');
 
 export class UpsertContactDto {
-  @ApiProperty({ format: 'email', maxLength: MAX.email, description: 'Upsert key, compared case-insensitively; stored lower-cased.' })
+  @ApiProperty({ format: 'email', maxLength: MAX.email, description: 'Upsert key, compared case-insensitively; stored lower-cased, in Unicode form NFC, the domain in Unicode (not punycode).' })
   @IsDefined({ message: 'email is required' }) @EmailAddress(MAX.email)
   email: string;
 
