@@ -55,6 +55,18 @@ describe('leads', () => {
       expect((await get(`/api/v1/leads/${res.body.id}`)).body).toMatchObject({ name: 'Jan', email: 'jan@example.com', phone: null, message: 'Hello there & bye' });
     });
 
+    it('takes a phone as the configurator does: digits, spaces, a leading + and ( ) . / -; anything else is 422 at phone', async () => {
+      const accepted = await submit(enquiry({ phone: '+31 (0)15 123-45.67' }));
+      expect(accepted.status).toBe(201);
+      expect((await get(`/api/v1/leads/${accepted.body.id}`)).body.phone).toBe('+31 (0)15 123-45.67');
+      for (const phone of ['call me maybe', '0612345678 ext. 3', '++31 6']) {
+        const res = await submit(enquiry({ phone }));
+        expect({ phone, status: res.status, fields: res.body.error?.details.fields }).toEqual({
+          phone, status: 422, fields: [{ path: 'phone', message: 'phone may hold digits, spaces, a leading + and ( ) . / -' }],
+        });
+      }
+    });
+
     it('refuses a NUL character in any field (422 at its path), and records no lead', async () => {
       const before = (await get('/api/v1/leads?limit=100')).body.data.length;
       const res = await submit(enquiry({ message: 'Call me\u0000 tomorrow' }));

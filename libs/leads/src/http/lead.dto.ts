@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
-import { EmailAddress, NullablePlainText, PageQuery, PlainText } from '@lib/http';
+import { EmailAddress, NullablePlainText, PageQuery, PhoneNumber, PlainText } from '@lib/http';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead.events';
 
 export const LEAD_LIMITS = { name: 200, email: 254, phone: 50, message: 5000 } as const;
@@ -14,8 +14,8 @@ export class SubmitLeadDto {
   @IsDefined({ message: 'email is required' }) @EmailAddress(LEAD_LIMITS.email)
   email: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: LEAD_LIMITS.phone, description: 'HTML is stripped.' })
-  @IsOptional() @NullablePlainText() @IsString() @MaxLength(LEAD_LIMITS.phone)
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: LEAD_LIMITS.phone, description: 'HTML is stripped. Digits, spaces, a leading + and ( ) . / -, as on the configurator.' })
+  @IsOptional() @NullablePlainText() @IsString() @MaxLength(LEAD_LIMITS.phone) @PhoneNumber()
   phone?: string | null;
 
   @ApiProperty({ maxLength: LEAD_LIMITS.message, description: 'The enquiry; HTML is stripped.' })

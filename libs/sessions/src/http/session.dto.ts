@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsDefined, IsIn, IsNotEmpty, IsNotEmptyObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
-import { EmailAddress, IfPresent } from '@lib/http';
+import { IsDefined, IsIn, IsNotEmpty, IsNotEmptyObject, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { EmailAddress, IfPresent, PhoneNumber } from '@lib/http';
 import { SESSION_LOCALES, SESSION_ORIGINS, type SessionLocale, type SessionOrigin } from '../domain/session.events';
 
 export class StartSessionDto {
@@ -35,12 +35,8 @@ export class CustomerDto {
   email: string;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: CUSTOMER_LIMITS.phone })
-  @IsOptional() @IsString() @MaxLength(CUSTOMER_LIMITS.phone)
   // Empty (or blank) is no phone: stored as null, as every empty customer field.
-  // Linear: a lookahead asks for a digit, then one class takes the rest. The form before it
-  // (`[…]*[0-9][…]*`, the digit inside the classes around it) backtracked quadratically: 100,000
-  // characters held the event loop for 20 s, before any length check (found by a review, 2026-11-27).
-  @Matches(/^\s*$|^\+?(?=[^0-9]*[0-9])[0-9()./\s-]*$/, { message: 'phone may hold digits, spaces, a leading + and ( ) . / -' })
+  @IsOptional() @IsString() @MaxLength(CUSTOMER_LIMITS.phone) @PhoneNumber()
   phone?: string | null;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: CUSTOMER_LIMITS.companyName })
