@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { pause, QuoteFixtures, type Org } from './quotes-fixtures';
 import { QuoteQueries } from '@lib/quotes';
 import { ADMIN_TOKEN, TestApp } from './support/test-app';
@@ -163,5 +164,58 @@ describe('kept list responses under a rate limit', () => {
     expect(refused.headers['ratelimit-remaining']).toBe('0');
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(refused.headers['x-request-id']).toBeDefined();
+  });
+});
+
+/**
+ * Node keeps the first of repeated Authorization headers, while a proxy or a client's log may
+ * read the last: such a request names no one caller. Over a real socket (the injector joins
+ * repeated headers into one), on the kept-list path before Fastify and on the framework's.
+ */
+describe('a request with more than one Authorization header', () => {
+  let app: TestApp;
+  let base: string;
+  let org: Org;
+  let other: Org;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    base = await app.listen();
+    const fixtures = new QuoteFixtures(app);
+    [org, other] = [await fixtures.organization(), await fixtures.organization()];
+  });
+  afterAll(() => app.close());
+
+  /** A GET with each of `tokens` as an Authorization header of its own. */
+  const getWith = (path: string, tokens: string[]) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const request = httpRequest(`${base}${path}`, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+      });
+      // An array: one header line each.
+      request.setHeader('Authorization', tokens.map((token) => `Bearer ${token}`));
+      request.on('error', reject);
+      request.end();
+    });
+
+  it.each([
+    ['the organization', '/api/v1/organization'],
+    ['a quote list, kept and answered before Fastify', '/api/v1/quotes?limit=10'],
+  ])('is 401 unauthorized for %s, saying why, though each key alone is valid', async (_, path) => {
+    for (const tokens of [[org.apiKey], [other.apiKey]]) expect((await getWith(path, tokens)).status).toBe(200);
+    // asked twice: the second time the list is kept
+    for (let i = 0; i < 2; i++) {
+      const res = await getWith(path, [other.apiKey, org.apiKey]);
+      expect([res.status, res.body.error]).toEqual([401, { code: 'unauthorized', message: 'Send one Authorization header: this request has more than one.' }]);
+    }
+  });
+
+  it('is 401 on the admin API too, even with the admin token twice', async () => {
+    const res = await getWith(`/admin/v1/organizations/${org.organizationId}`, [ADMIN_TOKEN, ADMIN_TOKEN]);
+    expect([res.status, res.body.error.message]).toEqual([401, 'Send one Authorization header: this request has more than one.']);
+    expect((await getWith(`/admin/v1/organizations/${org.organizationId}`, [ADMIN_TOKEN])).status).toBe(200);
   });
 });

@@ -1,4 +1,5 @@
 import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { ForbiddenPlan, ReadOnlyKey, Unauthorized } from '@lib/shared';
 
@@ -6,7 +7,8 @@ import { ForbiddenPlan, ReadOnlyKey, Unauthorized } from '@lib/shared';
 export type Caller =
   | { kind: 'apiKey'; organizationId: string; keyId: string; readOnly: boolean; planAllowsApi: boolean }
   | { kind: 'admin' }
-  | { kind: 'anonymous' };
+  /** `problem`: why the credentials sent do not name a caller, when that is known before they are checked */
+  | { kind: 'anonymous'; problem?: string };
 
 export interface ApiKeyIdentity {
   organizationId: string;
@@ -34,8 +36,29 @@ declare module 'fastify' {
 }
 
 export function bearerToken(request: FastifyRequest): string | null {
-  return bearerTokenOf(request.headers.authorization);
+  return bearerTokenOf(authorizationHeader(request.raw));
 }
+
+/**
+ * The request's Authorization header; undefined without one, and with more than one: Node keeps
+ * the first of repeated Authorization headers, while a proxy or the client's own log may read the
+ * last, so such a request does not name one caller and is answered as one without credentials.
+ */
+export function authorizationHeader(request: IncomingMessage): string | undefined {
+  return repeatedAuthorization(request) ? undefined : request.headers.authorization;
+}
+
+/** Whether the request has the Authorization header more than once. */
+export function repeatedAuthorization(request: IncomingMessage): boolean {
+  const raw = request.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization' && ++seen > 1) return true;
+  }
+  return false;
+}
+
+export const REPEATED_AUTHORIZATION = 'Send one Authorization header: this request has more than one.';
 
 /** The token of an `Authorization: Bearer <token>` header value, or null. */
 export function bearerTokenOf(header: string | string[] | undefined): string | null {
@@ -71,7 +94,7 @@ export class ApiKeyGuard implements CanActivate {
  * not that its body is malformed.
  */
 export function apiKeyRefusal(caller: Caller | undefined, method: string): Error | null {
-  if (!caller || caller.kind !== 'apiKey') return new Unauthorized('A valid API key is required: Authorization: Bearer <API_KEY>.');
+  if (!caller || caller.kind !== 'apiKey') return new Unauthorized(problemOf(caller) ?? 'A valid API key is required: Authorization: Bearer <API_KEY>.');
   if (!caller.planAllowsApi) return new ForbiddenPlan('The organization plan does not include API access.');
   if (caller.readOnly && !['GET', 'HEAD', 'OPTIONS'].includes(method)) return new ReadOnlyKey();
   return null;
@@ -79,8 +102,10 @@ export function apiKeyRefusal(caller: Caller | undefined, method: string): Error
 
 /** Why an admin route refuses the caller (401), or null. */
 export function adminRefusal(caller: Caller | undefined): Error | null {
-  return caller?.kind === 'admin' ? null : new Unauthorized('A valid admin token is required: Authorization: Bearer <ADMIN_TOKEN>.');
+  return caller?.kind === 'admin' ? null : new Unauthorized(problemOf(caller) ?? 'A valid admin token is required: Authorization: Bearer <ADMIN_TOKEN>.');
 }
+
+const problemOf = (caller: Caller | undefined): string | undefined => (caller?.kind === 'anonymous' ? caller.problem : undefined);
 
 @Injectable()
 export class AdminGuard implements CanActivate {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import { LruMap } from '@lib/shared';
-import { bearerTokenOf, type ApiKeyIdentity } from './auth';
+import { authorizationHeader, bearerTokenOf, type ApiKeyIdentity } from './auth';
 import { rateLimitHeaders, type RateDecision } from './rate-limit';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -103,7 +103,7 @@ export class EarlyListAnswers {
     const started = performance.now();
     const url = request.url;
     if (url === undefined || !url.startsWith('/api/')) return false;
-    const token = bearerTokenOf(request.headers.authorization);
+    const token = bearerTokenOf(authorizationHeader(request));
     if (token === null) return false;
     const caller = services.keptApiKey(token);
     // ApiKeyGuard's checks: a valid key of an organization whose plan includes the API; any key may read.

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { bearerToken, CredentialResolver, type ApiKeyIdentity } from './auth';
+import { bearerToken, CredentialResolver, repeatedAuthorization, REPEATED_AUTHORIZATION, type ApiKeyIdentity } from './auth';
 import { errorBody, replyWithError } from './error-envelope.filter';
 
 export interface RateDecision {
@@ -120,7 +120,7 @@ export function registerRequestAuthentication(
     // (found by a review); they are answered from memory, and the API calls they make still count.
     if (OPERATIONS_PATHS.has(path) || path.startsWith(STATIC_ASSETS)) return done();
     const token = bearerToken(request);
-    request.caller = { kind: 'anonymous' };
+    request.caller = token === null && repeatedAuthorization(request.raw) ? { kind: 'anonymous', problem: REPEATED_AUTHORIZATION } : { kind: 'anonymous' };
     if (token && path.startsWith('/admin/') && resolver.isAdminToken(token)) {
       request.caller = { kind: 'admin' };
       return limit(request, reply, path, done);
