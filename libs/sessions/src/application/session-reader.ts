@@ -3,10 +3,13 @@ import { ReadStore } from '@lib/read-store';
 import { OrganizationDirectory } from '@lib/organizations';
 import { APP_CONFIG, Clock, NotFound, Unauthorized, type AppConfig } from '@lib/shared';
 import { inDisplayOrder } from '@lib/submissions';
-import { currentAdjustment } from '../domain/session-adjustments';
+import { asRecorded, currentAdjustment, submissionAdjustment } from '../domain/session-adjustments';
+import type { Adjustment } from '../domain/session.events';
 import { sessionStatus } from '../domain/session.decider';
 import { SESSIONS, type SessionDocument } from '../projections/sessions.projection';
 import { customerTokenMatches, isCustomerTokenShaped } from './customer-token';
+
+const recordedOrNull = (adjustment: Adjustment | null) => (adjustment ? asRecorded(adjustment) : null);
 
 export interface SessionReadContext {
   now: number;
@@ -16,6 +19,8 @@ export interface SessionReadContext {
 export interface LivePricingSettings {
   /** live pricing is on: the partner's price is shown */
   externalPricingEnabled: boolean;
+  /** the organization's currency: a partner's price rounded in another one is not shown */
+  currency: string;
   /** and it has a URL to ask (pricingWebhookUrl, else webhookUrl): a price may be coming */
   asksPartner: boolean;
   /** customer-facing wait for an external price (callback.timeoutMs) */
@@ -35,7 +40,7 @@ export function toSessionObject(session: SessionDocument, { now, idleTtlMs }: Se
     submissionId: session.submissionId,
     locale: session.locale,
     basePricing: session.basePricing,
-    adjustments: currentAdjustment(session.adjustments, session.configHash),
+    adjustments: recordedOrNull(currentAdjustment(session.adjustments, session.configHash)),
     createdAt: session.createdAt,
     lastActivityAt: session.lastActivityAt,
     expiresAt: session.lastActivityAt + idleTtlMs,
@@ -43,18 +48,29 @@ export function toSessionObject(session: SessionDocument, { now, idleTtlMs }: Se
 }
 
 /**
+ * The partner's price the customer sees, if any. Before submit: the answer for the current
+ * configHash, while live pricing is on (switched off, the product's own price shows again, as
+ * submit will take it; the answer is kept and shows again when it is switched on) and in the
+ * organization's currency (one rounded in a currency the organization has since left prices
+ * nothing). Once submitted: the one that prices the submission, whatever the settings are now,
+ * so the customer sees what the submission recorded.
+ */
+function shownAdjustment(session: SessionDocument, live: LivePricingSettings): Adjustment | null {
+  if (session.status === 'submitted') return submissionAdjustment(session);
+  return live.externalPricingEnabled ? currentAdjustment(session.adjustments, session.configHash, live.currency) : null;
+}
+
+/**
  * decisions §6: what the customer sees. `pricing` is the external breakdown, in display order,
- * when the external system has answered for the current configHash, else the base breakdown;
- * `awaitingExternal` tells the configurator to keep waiting for a live price (live pricing on,
- * configuration active, and still within the organization's pricing timeout since it changed).
+ * when the partner's price shows (shownAdjustment), else the base breakdown; `awaitingExternal`
+ * tells the configurator to keep waiting for a live price (live pricing on, configuration active,
+ * and still within the organization's pricing timeout since it changed).
  */
 export function toStorefrontSession(session: SessionDocument, context: SessionReadContext, live: LivePricingSettings) {
-  const whole = toSessionObject(session, context);
-  // Live pricing switched off: the product's own price again, as submit will take it, and the
-  // partner's answer is not shown either (it is kept: switched on again, it shows again).
-  const object = live.externalPricingEnabled ? whole : { ...whole, adjustments: null };
-  if (object.adjustments) {
-    const { lineItems, subtotal } = object.adjustments;
+  const adjustment = shownAdjustment(session, live);
+  const object = { ...toSessionObject(session, context), adjustments: recordedOrNull(adjustment) };
+  if (adjustment) {
+    const { lineItems, subtotal } = adjustment;
     return { ...object, pricing: { source: 'external' as const, lineItems: inDisplayOrder(lineItems), subtotal, awaitingExternal: false } };
   }
   const awaitingExternal =
@@ -121,7 +137,7 @@ export class SessionReader {
     const organization = await this.organizations.get(document.organizationId);
     const { externalPricingEnabled, pricingWebhookUrl, webhookUrl, pricingTimeoutMs } = organization.settings;
     // Live pricing with no URL to send `pricing.calculated` to asks no one: nothing to wait for.
-    const live = { externalPricingEnabled, asksPartner: (pricingWebhookUrl ?? webhookUrl) !== null, pricingTimeoutMs };
+    const live = { externalPricingEnabled, currency: organization.currency, asksPartner: (pricingWebhookUrl ?? webhookUrl) !== null, pricingTimeoutMs };
     const session = toStorefrontSession(document, this.readContext(), live);
     return { session, changesAt: nextTimedChange(document, session, live) };
   }

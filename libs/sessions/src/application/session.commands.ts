@@ -7,7 +7,7 @@ import { OrganizationDirectory } from '@lib/organizations';
 import { APP_CONFIG, Clock, IdGenerator, NotFound, ValidationFailed, WriteStoredNotYetVisible, type AppConfig } from '@lib/shared';
 import { CreateSubmission, FreezeExternalPricing, priceExternalLineItems, type ExternalLineInput, type SubmissionCustomer } from '@lib/submissions';
 import { TemplateDirectory, configHash, priceConfiguration, validateConfiguration, type BasePricing } from '@lib/templates';
-import { currentAdjustment, forDisplay } from '../domain/session-adjustments';
+import { forDisplay, submissionAdjustment } from '../domain/session-adjustments';
 import { assertCustomerMayWrite, sessionDecider, type SessionState } from '../domain/session.decider';
 import { SessionNotConfigured } from '../domain/session.errors';
 import { sessionStream, type Adjustment, type PricingTokenGrant, type SessionEvent, type SessionLocale, type SessionOrigin } from '../domain/session.events';
@@ -241,12 +241,9 @@ export type AdjustmentLineInput = ExternalLineInput;
  * or the submission did not exist yet.
  */
 export async function freezeOntoSubmission(commands: CommandBus, session: SessionState, actor: string): Promise<void> {
-  if (session.status !== 'submitted' || !session.submissionId || !session.organizationId) return;
-  const adjustment = currentAdjustment(session.adjustments, session.configHash);
+  if (!session.submissionId || !session.organizationId) return;
+  const adjustment = submissionAdjustment(session);
   if (!adjustment) return;
-  // Submitted while live pricing was off: the product's own price stands, against a late answer
-  // to the configuration too; an auto-fill the organization asked for since still prices it.
-  if (!session.submittedWithLivePricing && adjustment.receivedAt !== session.autofillAnsweredAt) return;
   await commands.execute(new FreezeExternalPricing(session.organizationId, session.submissionId, forDisplay(adjustment), actor));
 }
 
@@ -293,7 +290,7 @@ export class RecordSessionAdjustmentHandler implements ICommandHandler<RecordSes
     const { state } = await this.repository.handle(
       sessionDecider,
       sessionStream(sessionId),
-      { type: 'recordAdjustment', configHash: hash, lineItems: items, subtotal, at, idleTtlMs: this.config.sessionIdleTtlMs, forSubmission },
+      { type: 'recordAdjustment', configHash: hash, lineItems: items, subtotal, currency, at, idleTtlMs: this.config.sessionIdleTtlMs, forSubmission },
       { metadata: { actor }, what: 'The session' },
     );
     // What the customer waits for: from the configuration change to the partner's first answer

@@ -1,4 +1,5 @@
-import { inDisplayOrder } from '@lib/submissions';
+import { inDisplayOrder, type FrozenPricing } from '@lib/submissions';
+import type { StoredSessionStatus } from './session.decider';
 import type { Adjustment, SessionEvent } from './session.events';
 
 /**
@@ -18,17 +19,57 @@ export function withAdjustment(adjustments: readonly Adjustment[], adjustment: A
   return [...others, adjustment].slice(-ADJUSTMENTS_KEPT);
 }
 
-/** The adjustment that prices the current configuration, if the external system has answered for it. */
-export function currentAdjustment(adjustments: readonly Adjustment[], configHash: string | null): Adjustment | null {
-  return (configHash !== null && adjustments.find((adjustment) => adjustment.configHash === configHash)) || null;
+/**
+ * The adjustment that prices the current configuration, if the external system has answered for
+ * it, in `currency` when given: an answer priced in another currency (the organization's changed
+ * since) prices nothing in this one. One recorded before currencies were (2026-11-28) counts.
+ */
+export function currentAdjustment(adjustments: readonly Adjustment[], configHash: string | null, currency?: string): Adjustment | null {
+  const found = configHash === null ? undefined : adjustments.find((adjustment) => adjustment.configHash === configHash);
+  if (!found || (currency !== undefined && found.currency !== undefined && found.currency !== currency)) return null;
+  return found;
+}
+
+/** What decides which external write prices a submitted session's submission. */
+export interface SubmittedPricing {
+  status: StoredSessionStatus;
+  configHash: string | null;
+  adjustments: readonly Adjustment[];
+  /** null when not recorded (submitted before 2026-11-27) */
+  submittedCurrency: string | null;
+  submittedWithLivePricing: boolean;
+  autofillAnsweredAt: number | null;
+}
+
+/**
+ * The external write that prices a submitted session's submission (api-v1 session lifecycle:
+ * answering the `submission` event still freezes): the one for the final configHash, in the
+ * submission's currency, when live pricing was on at submit or the write answers an auto-fill the
+ * organization asked for since. Null before submit and when none does.
+ */
+export function submissionAdjustment(session: SubmittedPricing): Adjustment | null {
+  if (session.status !== 'submitted') return null;
+  const adjustment = currentAdjustment(session.adjustments, session.configHash, session.submittedCurrency ?? undefined);
+  if (!adjustment) return null;
+  // Submitted while live pricing was off: the product's own price stands, against a late answer
+  // to the configuration too; an auto-fill the organization asked for since still prices it.
+  if (!session.submittedWithLivePricing && adjustment.receivedAt !== session.autofillAnsweredAt) return null;
+  return adjustment;
+}
+
+/** The adjustment in the shape of api-v1 (`adjustments`, `externalPricing`): the currency it was rounded in is the session's own record. */
+export function asRecorded({ configHash, lineItems, subtotal, receivedAt }: Adjustment): FrozenPricing {
+  return { configHash, lineItems, subtotal, receivedAt };
 }
 
 /** The adjustment as the customer sees it and as it is frozen onto a submission. */
-export function forDisplay(adjustment: Adjustment): Adjustment {
-  return { ...adjustment, lineItems: inDisplayOrder(adjustment.lineItems) };
+export function forDisplay(adjustment: Adjustment): FrozenPricing {
+  return { ...asRecorded(adjustment), lineItems: inDisplayOrder(adjustment.lineItems) };
 }
 
 /** The adjustment an `adjustmentReceived` event records. */
 export function adjustmentOf({ data }: Extract<SessionEvent, { type: 'session.v1.adjustmentReceived' }>): Adjustment {
-  return { configHash: data.configHash, lineItems: data.lineItems, subtotal: data.subtotal, receivedAt: data.at };
+  const adjustment: Adjustment = { configHash: data.configHash, lineItems: data.lineItems, subtotal: data.subtotal, receivedAt: data.at };
+  if (data.currency !== undefined) adjustment.currency = data.currency;
+  return adjustment;
 }

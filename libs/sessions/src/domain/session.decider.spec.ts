@@ -28,7 +28,7 @@ const configured: SessionEvent = {
   data: { ...ids, templateId: 'tpl_1', locale: 'en', configuration, configHash: hash, previousConfigHash: null, basePricing: pricing, at: 2_000 },
 };
 const lines = [{ description: 'Window, all in', quantity: 1, unitPrice: 700, total: 700, itemType: 'window' }];
-const adjusted: SessionEvent = { type: 'session.v1.adjustmentReceived', data: { ...ids, configHash: hash, lineItems: lines, subtotal: 700, at: 2_500 } };
+const adjusted: SessionEvent = { type: 'session.v1.adjustmentReceived', data: { ...ids, configHash: hash, lineItems: lines, subtotal: 700, at: 2_500, currency: 'EUR' } };
 const submitted: SessionEvent = {
   type: 'session.v1.submitted',
   data: { ...ids, templateId: 'tpl_1', submissionId: 'sub_1', customer, configuration, configHash: hash, basePricing: pricing, currency: 'EUR', livePricing: true, externalPricing: null, at: 3_000 },
@@ -50,8 +50,8 @@ function when(given: SessionEvent[], command: SessionCommand): SessionEvent[] {
 const configure = (at: number, c = wider, h = widerHash, p = widerPricing): SessionCommand => ({
   type: 'changeConfiguration', configuration: c, configHash: h, basePricing: p, at, idleTtlMs: TTL,
 });
-const submit = (at: number, h = hash, livePricing = true): SessionCommand => ({ type: 'submitSession', submissionId: 'sub_1', customer, configHash: h, basePricing: pricing, currency: 'EUR', livePricing, at, idleTtlMs: TTL });
-const adjust = (at: number, h = hash): SessionCommand => ({ type: 'recordAdjustment', configHash: h, lineItems: lines, subtotal: 700, at, idleTtlMs: TTL });
+const submit = (at: number, h = hash, livePricing = true, currency = 'EUR'): SessionCommand => ({ type: 'submitSession', submissionId: 'sub_1', customer, configHash: h, basePricing: pricing, currency, livePricing, at, idleTtlMs: TTL });
+const adjust = (at: number, h = hash): SessionCommand => ({ type: 'recordAdjustment', configHash: h, lineItems: lines, subtotal: 700, currency: 'EUR', at, idleTtlMs: TTL });
 
 describe('session decider', () => {
   describe('given no session', () => {
@@ -131,6 +131,18 @@ describe('session decider', () => {
     it('when it is submitted after the organization switched live pricing off, then no adjustment is frozen: the base price stands', () => {
       const [event] = when([started, configured, adjusted], submit(3_000, hash, false));
       expect(event).toMatchObject({ type: 'session.v1.submitted', data: { externalPricing: null } });
+    });
+
+    it('when it is submitted in another currency than the adjustment was priced in (the organization changed it), then no adjustment is frozen', () => {
+      const [event] = when([started, configured, adjusted], submit(3_000, hash, true, 'USD'));
+      expect(event).toMatchObject({ type: 'session.v1.submitted', data: { currency: 'USD', externalPricing: null } });
+    });
+
+    it('when an adjustment recorded before currencies were (no currency) is submitted, then it is frozen as before', () => {
+      const { currency: _currency, ...unmarked } = (adjusted as Extract<SessionEvent, { type: 'session.v1.adjustmentReceived' }>).data;
+      const [event] = when([started, configured, { type: 'session.v1.adjustmentReceived', data: unmarked }], submit(3_000, hash, true, 'USD'));
+      expect(event).toMatchObject({ data: { externalPricing: { configHash: hash, subtotal: 700 } } });
+      expect(Object.keys((event as Extract<SessionEvent, { type: 'session.v1.submitted' }>).data.externalPricing!).sort()).toEqual(['configHash', 'lineItems', 'receivedAt', 'subtotal']);
     });
 
     it('when the configuration changes and then it is submitted, then the old adjustment is not frozen', () => {

@@ -73,6 +73,8 @@ export type SessionCommand =
       configHash: string;
       lineItems: AdjustmentLineItem[];
       subtotal: number;
+      /** the currency lineItems and subtotal were rounded in */
+      currency: string;
       /** an answer for the submitted session's submission (auto-fill): a submission never idles out */
       forSubmission?: boolean;
     } & Timed)
@@ -158,7 +160,7 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
       assertCustomerMayWrite(session, command.at, command.idleTtlMs);
       if (!session.configuration || !session.configHash) throw new SessionNotConfigured();
       if (command.configHash !== session.configHash) throw new ConcurrentModification('The configuration');
-      const adjustment = command.livePricing ? currentAdjustment(session.adjustments, session.configHash) : null;
+      const adjustment = command.livePricing ? currentAdjustment(session.adjustments, session.configHash, command.currency) : null;
       const externalPricing: FrozenPricing | null = adjustment ? forDisplay(adjustment) : null;
       return [
         {
@@ -197,6 +199,7 @@ function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
             subtotal: command.subtotal,
             at: command.at,
             ...(command.forSubmission && { forSubmission: true as const }),
+            currency: command.currency,
           },
         },
       ];

@@ -29,7 +29,8 @@ export interface PricingTokenGrant {
 }
 
 /** A live-pricing write for one configHash (api-v1 session `adjustments`). */
-export type Adjustment = FrozenPricing;
+/** An external write as the session keeps it: `currency` is the one it was priced in (recorded since 2026-11-28). */
+export type Adjustment = FrozenPricing & { currency?: string };
 export type AdjustmentLineItem = PricedLineItem;
 
 /**
@@ -78,6 +79,8 @@ export type SessionEvent =
         at: number;
         /** an answer to an auto-fill (for the submission), recorded since 2026-11-27 */
         forSubmission?: true;
+        /** the currency the amounts were rounded in: the organization's, or the submission's (recorded since 2026-11-28) */
+        currency?: string;
       };
     }
   | {

@@ -23,6 +23,12 @@ export interface SessionDocument extends ProjectedDocument {
   /** the latest external write per configHash, most recent hashes only (api-v1 shows the current hash's) */
   adjustments: Adjustment[];
   submissionId: string | null;
+  /** the currency the submission was priced in; null before submit or when not recorded (before 2026-11-27) */
+  submittedCurrency: string | null;
+  /** live pricing was on at submit (true before submit, as in the decider's state; read only once submitted) */
+  submittedWithLivePricing: boolean;
+  /** when the latest answer to an auto-fill arrived */
+  autofillAnsweredAt: number | null;
   createdAt: number;
   lastActivityAt: number;
   updatedAt: number;
@@ -31,8 +37,10 @@ export interface SessionDocument extends ProjectedDocument {
 export const sessionsProjection: Projection = {
   name: 'sessions',
   // v2: adjustments are kept per configHash (v1 kept only the latest, so going back to a
-  // configuration already priced showed none).
-  version: 2,
+  // configuration already priced showed none). v3: what decides the submission's price is kept
+  // (currency and live pricing at submit, the auto-fill's answer), so a submitted session shows
+  // the price its submission recorded (session-adjustments.ts submissionAdjustment).
+  version: 3,
   collections: {
     sessions: [{ fields: [{ field: 'organizationId', direction: 'asc' }, { field: 'lastActivityAt', direction: 'desc' }, { field: 'id', direction: 'desc' }] }],
   },
@@ -55,6 +63,9 @@ export const sessionsProjection: Projection = {
         basePricing: { lineItems: [], subtotal: 0 },
         adjustments: [],
         submissionId: null,
+        submittedCurrency: null,
+        submittedWithLivePricing: true,
+        autofillAnsweredAt: null,
         createdAt: at,
         lastActivityAt: at,
         updatedAt: at,
@@ -76,10 +87,13 @@ export const sessionsProjection: Projection = {
         break;
       case 'session.v1.adjustmentReceived':
         next.adjustments = withAdjustment(session.adjustments, adjustmentOf(event));
+        if (event.data.forSubmission) next.autofillAnsweredAt = event.data.at;
         break;
       case 'session.v1.submitted':
         next.status = 'submitted';
         next.submissionId = event.data.submissionId;
+        next.submittedCurrency = event.data.currency ?? null;
+        next.submittedWithLivePricing = event.data.livePricing ?? true;
         next.basePricing = event.data.basePricing;
         next.lastActivityAt = event.data.at;
         break;
