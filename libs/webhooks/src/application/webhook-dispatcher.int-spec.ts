@@ -169,6 +169,21 @@ describe('WebhookDispatcher with the embedded stores', () => {
     expect(sender.sent).toHaveLength(6);
   });
 
+  it('given a store that refuses the claims (a full disk), then it looks again after its poll interval, not in a busy loop, and delivers once the store takes writes', async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `evt_${i}`);
+    await store.createMissing(ids.map((id, i) => record(id, { organizationId: `org_${(i % 4) + 1}` })));
+    const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    const claims = jest.spyOn(store, 'compareAndSet').mockRejectedValue(full);
+    dispatcher = dispatcherWith(4);
+    await dispatcher.start();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // One look claims at most a lane's worth; the next waits for the poll interval (60 s here).
+    expect(claims.mock.calls.length).toBeLessThanOrEqual(8);
+    claims.mockRestore();
+    dispatcher.wake();
+    await until(async () => (await statuses(ids)).every((s) => s === 'delivered'));
+  });
+
   it('given a stop while an attempt is in flight, then stop waits for it and its outcome is recorded', async () => {
     sender.hold();
     await store.createMissing([record('evt_slow')]);

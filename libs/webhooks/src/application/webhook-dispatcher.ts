@@ -370,17 +370,28 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     return { taken, skipped };
   }
 
-  /** Claims records whose slots are taken, and sends those claimed. */
+  /**
+   * Claims records whose slots are taken, and sends those claimed. A claim the store refused (a
+   * full disk, a read-only file) ends the look at the queue with that error, after the others are
+   * sent: the next look is a poll interval away (lookAtQueue). Treated as a lost race, the records
+   * were found due again at once, and the look looped without end (found by a review, 2026-11-28:
+   * 2,700 log lines a second on a full disk; in a test, the event loop never got a turn).
+   */
   private async claimAndLaunch(records: DeliveryRecord[]): Promise<void> {
-    const claimed = await Promise.all(records.map((record) => this.claim(record)));
-    for (const record of claimed) if (record) this.launch(record);
+    const claims = await Promise.allSettled(records.map((record) => this.claim(record)));
+    let refusal: unknown = null;
+    for (const claim of claims) {
+      if (claim.status === 'rejected') refusal ??= claim.reason;
+      else if (claim.value) this.launch(claim.value);
+    }
+    if (refusal !== null) throw refusal;
   }
 
   private laneOf(record: DeliveryRecord): Lane {
     return record.fastPath ? this.fastLane : this.ordinaryLane;
   }
 
-  /** `pending` → `processing`; null when another writer got there first. Releases the slot on failure. */
+  /** `pending` → `processing`; null when another writer got there first. Releases the slot, and throws, when the store fails. */
   private async claim(record: DeliveryRecord): Promise<DeliveryRecord | null> {
     try {
       const now = this.clock.now();
@@ -390,8 +401,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       return claimed;
     } catch (error) {
       this.laneOf(record).release(record);
-      this.logger.error(`claiming delivery ${record.id} failed: ${String(error)}`);
-      return null;
+      throw new Error(`claiming delivery ${record.id} failed: ${String(error)}`, { cause: error });
     }
   }
 
