@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +75,31 @@ describe('start-up with a HOST, port or DATA_DIR that cannot be used', () => {
       stderr: `Invalid configuration: DATA_DIR (${join(file, 'data')}) cannot be created: ${file} is not a directory\n`,
     });
   }, 60_000);
+
+  /** Makes a file unwritable for this process: chmod for a user, the immutable attribute for root (whom modes do not stop); false when neither is possible here. */
+  function makeUnwritable(file: string): boolean {
+    if (process.getuid?.() !== 0) {
+      chmodSync(file, 0o444);
+      return true;
+    }
+    return spawnSync('chattr', ['+i', file]).status === 0;
+  }
+
+  it('names DATA_DIR and the store file it cannot write, instead of serving with every write refused', async () => {
+    const dir = dataDir();
+    const events = join(dir, 'events.db');
+    writeFileSync(events, '');
+    if (!makeUnwritable(events)) return void console.warn('skipped: no way to make a file unwritable here (chattr as root)');
+    try {
+      const { code, stderr } = await runToExit('apps/api-gateway/src/main.ts', { DATA_DIR: dir, PORT: String(await freePort()) });
+      expect({ code, stderr }).toEqual({
+        code: 1,
+        stderr: expect.stringMatching(new RegExp(`^Invalid configuration: DATA_DIR \\(${dir}\\) cannot be written: ${events} is not writable by this process \\((EACCES|EPERM)\\); check its owner, its mode and its attributes \\(lsattr\\)\\n$`)),
+      });
+    } finally {
+      if (process.getuid?.() === 0) spawnSync('chattr', ['-i', events]);
+    }
+  }, 40_000);
 
   // Node's recursive mkdir loops at 100 % CPU there; the product must not.
   (existsSync('/proc/self') ? it : it.skip)('names DATA_DIR when it cannot be created under /proc, instead of hanging', async () => {

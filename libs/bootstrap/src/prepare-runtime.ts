@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureDataDir } from '@lib/runtime/stores';
+import { assertEmbeddedStoresWritable, ensureDataDir } from '@lib/runtime/stores';
 import { assertPortNameable, ConfigError, loadConfig, randomBase62, type AppConfig } from '@lib/shared';
 
 export interface PreparedRuntime {
@@ -20,6 +20,8 @@ export function prepareRuntime(env: NodeJS.ProcessEnv = process.env, options: { 
   try {
     config = loadConfig(env);
     if (options.listensOnPort) assertPortNameable(env);
+    ensureDataDir(config);
+    assertEmbeddedStoresWritable(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -27,7 +29,6 @@ export function prepareRuntime(env: NodeJS.ProcessEnv = process.env, options: { 
     }
     throw error;
   }
-  ensureDataDir(config);
   let generatedAdminToken = false;
   let adminTokenFile: string | null = null;
   if (!config.adminToken) {

@@ -1,4 +1,4 @@
-import { mkdirSync, statSync, type Stats } from 'node:fs';
+import { accessSync, constants, mkdirSync, statSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ActiveProjectionReadStore } from '@lib/event-sourcing';
 import { SqliteEventStore, type EventStore } from '@lib/event-store';
@@ -27,6 +27,28 @@ export function embeddedStoreFiles(config: Pick<AppConfig, 'eventStoreUrl' | 'mo
     ...(config.kafkaBrokers ? [] : [EMBEDDED_FILES.messageBus]),
     ...(config.mongodbUrl ? [] : [EMBEDDED_FILES.idempotency]),
   ];
+}
+
+/**
+ * Refuses to start a service on embedded stores it could not write: SQLite opens a file it may
+ * not write read-only without a word, and the connection stays so when the file is fixed, so
+ * every write was 503 until a restart (found by a review, 2026-11-28: `chattr +i events.db`, or a
+ * file of another user). DATA_DIR itself must take new files (each store's `-wal` and `-shm`).
+ * Only the services check: the CLI's read commands work on a read-only copy.
+ */
+export function assertEmbeddedStoresWritable(config: Pick<AppConfig, 'dataDir' | 'eventStoreUrl' | 'mongodbUrl' | 'kafkaBrokers'>): void {
+  const files = embeddedStoreFiles(config);
+  if (files.length === 0) return;
+  const paths = [config.dataDir, ...files.flatMap((file) => [file, `${file}-wal`, `${file}-shm`].map((name) => join(config.dataDir, name)))];
+  for (const path of paths) {
+    try {
+      accessSync(path, constants.W_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') continue;
+      throw new ConfigError('DATA_DIR', `(${config.dataDir}) cannot be written: ${path} is not writable by this process (${code}); check its owner, its mode and its attributes (lsattr)`);
+    }
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from './config';
 
@@ -19,7 +19,11 @@ export function loadKey(secret: string | undefined, dataDir: string, variable: s
     return Buffer.from(value, 'utf8');
   }
   const file = join(dataDir, fileName);
-  createOnce(file, `${randomBytes(MIN_KEY_BYTES).toString('base64url')}\n`);
+  try {
+    createOnce(file, `${randomBytes(MIN_KEY_BYTES).toString('base64url')}\n`);
+  } catch (error) {
+    throw new ConfigError(variable, `is unset, and a key cannot be generated into ${file}: ${(error as Error).message}`);
+  }
   const key = keyInFile(file);
   if (key === null) throw new ConfigError(variable, `is unset and ${file} holds no usable key (delete it to generate a new one)`);
   return key;
@@ -39,15 +43,20 @@ function keyInFile(file: string): Buffer | null {
   return key.length < MIN_KEY_BYTES ? null : key;
 }
 
-/** Publishes the file atomically: processes starting together all end up reading the same key. */
+/**
+ * Publishes the file atomically: processes starting together all end up reading the same key.
+ * Writes nothing when the file exists, and leaves no draft behind when the write fails (a full
+ * disk left an empty draft at every start until 2026-11-28, found by a review).
+ */
 function createOnce(file: string, content: string): void {
+  if (existsSync(file)) return;
   const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(draft, content, { mode: 0o600 });
   try {
+    writeFileSync(draft, content, { mode: 0o600 });
     linkSync(draft, file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   } finally {
-    unlinkSync(draft);
+    rmSync(draft, { force: true });
   }
 }
