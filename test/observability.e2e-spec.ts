@@ -337,7 +337,7 @@ describe('/readyz when the process cannot do its work', () => {
         expect(logs.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([expect.stringMatching(/checkpoints ahead of the event log's head.*Writes are refused/)]);
         const lead = () => second.inject({ method: 'POST', url: '/storefront/v1/ahead/leads', payload: { name: 'Ada', email: 'ada@example.com', message: 'Hello' } });
         const refused = await lead();
-        expect([refused.statusCode, refused.json().error.code]).toEqual([503, 'unavailable']);
+        expect([refused.statusCode, refused.json().error]).toEqual([503, { code: 'unavailable', message: 'Nothing was written: this service refuses writes until an operator repairs its stores. Retry later.' }]);
         // The log grows past the checkpoint (another process writes): still refused, still not ready.
         await second.get(EventStore).appendToStream('lead-x', [1, 2, 3, 4].map((n) => ({ type: 'test.v1.happened', data: { n, organizationId: org.id } })), 'no_stream');
         expect((await lead()).statusCode).toBe(503);

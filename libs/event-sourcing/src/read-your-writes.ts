@@ -60,7 +60,8 @@ export class ReadYourWrites {
    * retry (with or without an Idempotency-Key) is safe.
    */
   assertKeepingUp(): void {
-    if (this.mismatch !== null) throw new Unavailable(`Nothing was written: ${this.mismatch}.`);
+    // The why (checkpoint names and positions) is for the operator: the log and /readyz say it, not every client (decisions §3).
+    if (this.mismatch !== null) throw new Unavailable('Nothing was written: this service refuses writes until an operator repairs its stores. Retry later.');
     if (this.refusingWrites()) throw new Unavailable('The read side is behind; nothing was written. Retry shortly.');
   }
 
