@@ -228,8 +228,9 @@ describe('Idempotency-Key: authorization and retries', () => {
     ['a template', () => ({ path: `/admin/v1/organizations/${org.organizationId}/templates`, token: ADMIN_TOKEN, body: DEMO_TEMPLATE }), 'templateId', (id: string) => `/api/v1/templates/${id}`],
     ['a lead', () => ({ path: `/storefront/v1/${org.slug}/leads`, token: undefined, body: { name: 'Ada', email: 'ada@example.com', message: 'Six windows.' } }), 'leadId', (id: string) => `/api/v1/leads/${id}`],
     ['an organization', () => ({ path: '/admin/v1/organizations', token: ADMIN_TOKEN, body: { name: 'Lagging BV', slug: 'lagging-bv' } }), 'organizationId', (id: string) => `/admin/v1/organizations/${id}`],
+    ['a contact', () => ({ path: '/api/v1/contacts', token: org.apiKey, body: { email: 'lagging@example.com', name: 'Lagging' } }), 'contactId', (id: string) => `/api/v1/contacts/${id}`],
   ])('names %s stored while the read side lags in its 503, and that one is there once it caught up', async (_, made, field, readPath) => {
-    const lagging = lagOnceAfterWriteTo({ templateId: 'template-', leadId: 'lead-', organizationId: 'organization-' }[field as string]!);
+    const lagging = lagOnceAfterWriteTo({ templateId: 'template-', leadId: 'lead-', organizationId: 'organization-', contactId: 'contact-' }[field as string]!);
     const { path, token, body } = made();
     let stored;
     try {
