@@ -16,7 +16,7 @@ function session(overrides: Partial<SessionDocument>): SessionDocument {
   return {
     id: 'ses_1', organizationId: 'org_a', templateId: 'tpl_1', origin: 'storefront', locale: 'en', customerTokenHash: 'ab'.repeat(32),
     status: 'active', configuration: null, configHash: HASH, configuredAt: 1_000, basePricing: base, adjustments: [], submissionId: null,
-    submittedCurrency: null, submittedWithLivePricing: true, autofillAnsweredAt: null, createdAt: 500, lastActivityAt: 1_000, updatedAt: 1_000,
+    submittedCurrency: null, submittedWithLivePricing: true, autofillAnswer: null, createdAt: 500, lastActivityAt: 1_000, updatedAt: 1_000,
     ...overrides,
   };
 }
@@ -57,7 +57,13 @@ describe('what the customer sees of a session (toStorefrontSession)', () => {
     });
 
     it('submitted with live pricing off, an auto-fill the organization asked for since is shown, as it prices the submission', () => {
-      expect(shown(submitted({ submittedWithLivePricing: false, autofillAnsweredAt: 3_000, adjustments: [partner(998, 3_000, 'EUR')] }))).toEqual({ source: 'external', subtotal: 998, adjustments: 998 });
+      const autofill = partner(1_234, 3_000, 'EUR');
+      expect(shown(submitted({ submittedWithLivePricing: false, autofillAnswer: autofill, adjustments: [autofill] }))).toEqual({ source: 'external', subtotal: 1_234, adjustments: 1_234 });
+    });
+
+    it('submitted with live pricing off, the auto-fill\'s answer stays shown after a later answer to the configuration replaced it among the adjustments', () => {
+      const autofill = partner(1_234, 3_000, 'EUR');
+      expect(shown(submitted({ submittedWithLivePricing: false, autofillAnswer: autofill, adjustments: [partner(999, 4_000, 'EUR')] }))).toEqual({ source: 'external', subtotal: 1_234, adjustments: 1_234 });
     });
 
     it('submitted with live pricing on, the partner\'s price stays shown after live pricing is switched off', () => {

@@ -38,7 +38,8 @@ export interface SubmittedPricing {
   /** null when not recorded (submitted before 2026-11-27) */
   submittedCurrency: string | null;
   submittedWithLivePricing: boolean;
-  autofillAnsweredAt: number | null;
+  /** the latest answer to an auto-fill (for the submission), kept apart: a later answer to the configuration replaces it in `adjustments` */
+  autofillAnswer: Adjustment | null;
 }
 
 /**
@@ -49,12 +50,13 @@ export interface SubmittedPricing {
  */
 export function submissionAdjustment(session: SubmittedPricing): Adjustment | null {
   if (session.status !== 'submitted') return null;
-  const adjustment = currentAdjustment(session.adjustments, session.configHash, session.submittedCurrency ?? undefined);
-  if (!adjustment) return null;
+  const currency = session.submittedCurrency ?? undefined;
+  if (session.submittedWithLivePricing) return currentAdjustment(session.adjustments, session.configHash, currency);
   // Submitted while live pricing was off: the product's own price stands, against a late answer
-  // to the configuration too; an auto-fill the organization asked for since still prices it.
-  if (!session.submittedWithLivePricing && adjustment.receivedAt !== session.autofillAnsweredAt) return null;
-  return adjustment;
+  // to the configuration too; an auto-fill the organization asked for since still prices it, also
+  // after such a late answer (a review of the first version of this rule found the page showing
+  // the base price then, while the submission kept the auto-fill's).
+  return session.autofillAnswer && currentAdjustment([session.autofillAnswer], session.configHash, currency);
 }
 
 /** The adjustment in the shape of api-v1 (`adjustments`, `externalPricing`): the currency it was rounded in is the session's own record. */

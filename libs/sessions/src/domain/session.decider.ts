@@ -31,8 +31,8 @@ export interface SessionState {
   submittedCurrency: string | null;
   /** live pricing was on at submit: only then do later answers for the configuration price the submission */
   submittedWithLivePricing: boolean;
-  /** when the latest answer to an auto-fill arrived (asked for by the organization, it prices the submission in any case) */
-  autofillAnsweredAt: number | null;
+  /** the latest answer to an auto-fill (asked for by the organization, it prices the submission in any case) */
+  autofillAnswer: Adjustment | null;
   lastActivityAt: number;
   /** the newest token generation issued per webhook delivery (deliveryId → generation) */
   pricingTokens: Record<string, number>;
@@ -99,7 +99,7 @@ const initialState = (): SessionState => ({
   lastActivityAt: 0,
   submittedCurrency: null,
   submittedWithLivePricing: true,
-  autofillAnsweredAt: null,
+  autofillAnswer: null,
   pricingTokens: {},
 });
 
@@ -241,7 +241,7 @@ function evolve(state: SessionState, event: SessionEvent): SessionState {
       return {
         ...state,
         adjustments: withAdjustment(state.adjustments, adjustmentOf(event)),
-        autofillAnsweredAt: event.data.forSubmission ? event.data.at : state.autofillAnsweredAt,
+        autofillAnswer: event.data.forSubmission ? adjustmentOf(event) : state.autofillAnswer,
       };
     case 'session.v1.pricingTokenIssued':
       return { ...state, pricingTokens: { ...state.pricingTokens, [event.data.deliveryId]: event.data.generation } };

@@ -27,8 +27,8 @@ export interface SessionDocument extends ProjectedDocument {
   submittedCurrency: string | null;
   /** live pricing was on at submit (true before submit, as in the decider's state; read only once submitted) */
   submittedWithLivePricing: boolean;
-  /** when the latest answer to an auto-fill arrived */
-  autofillAnsweredAt: number | null;
+  /** the latest answer to an auto-fill, kept apart from `adjustments` (session-adjustments.ts submissionAdjustment) */
+  autofillAnswer: Adjustment | null;
   createdAt: number;
   lastActivityAt: number;
   updatedAt: number;
@@ -65,7 +65,7 @@ export const sessionsProjection: Projection = {
         submissionId: null,
         submittedCurrency: null,
         submittedWithLivePricing: true,
-        autofillAnsweredAt: null,
+        autofillAnswer: null,
         createdAt: at,
         lastActivityAt: at,
         updatedAt: at,
@@ -87,7 +87,7 @@ export const sessionsProjection: Projection = {
         break;
       case 'session.v1.adjustmentReceived':
         next.adjustments = withAdjustment(session.adjustments, adjustmentOf(event));
-        if (event.data.forSubmission) next.autofillAnsweredAt = event.data.at;
+        if (event.data.forSubmission) next.autofillAnswer = adjustmentOf(event);
         break;
       case 'session.v1.submitted':
         next.status = 'submitted';
