@@ -182,6 +182,12 @@ describe('contacts API', () => {
       const composed = await post({ email: 'ana.m\u00fcller@example.com', name: 'Ana' });
       expect(composed.status).toBe(201);
       expect(composed.body.id).not.toBe(contactIdOf(key));
+      // Each form's filter finds the contact its upsert updates, and only that one.
+      for (const [email, id] of [[legacy, contactIdOf(key)], ['ana.m\u00fcller@example.com', composed.body.id]]) {
+        const listed = await get(`/api/v1/contacts?email=${encodeURIComponent(email)}`);
+        expect(listed.body.data.map((c: { id: string }) => c.id)).toEqual([id]);
+        expect((await post({ email, name: 'Ana' })).body.id).toBe(id);
+      }
     });
 
     it('updates the given fields, clears fields sent as null and keeps omitted ones', async () => {

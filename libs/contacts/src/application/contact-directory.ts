@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { decodeCursor, encodeCursor, type Page } from '@lib/http';
 import { ReadStore, type Filter } from '@lib/read-store';
 import { ContactNotFound } from '../domain/contact.errors';
-import { legacyNormalizedEmail, normalizeEmail } from '../domain/contact.events';
+import { legacyFormOf, normalizeEmail } from '../domain/contact.events';
 import { CONTACTS, type ContactDocument } from '../projections/contacts.projection';
 
 /** The api-v1 Contact. */
@@ -79,9 +79,11 @@ export class ContactDirectory {
     let email: string | undefined;
     if (options.email !== undefined) {
       email = normalizeEmail(options.email);
-      // A contact created before 2026-11-28 may hold the address in the form of then (ContactWriter.locate).
-      const legacy = legacyNormalizedEmail(options.email);
-      filter.email = legacy === email ? email : { in: [email, legacy] };
+      // The contact an upsert of this e-mail updates (ContactWriter.locate): one created before
+      // 2026-11-28 under the form of then, if there is one, else the one of the normalized form.
+      const legacy = legacyFormOf(options.email);
+      if (legacy !== null && (await this.reads.count(CONTACTS, { organizationId, email: legacy })) > 0) email = legacy;
+      filter.email = email;
     }
     const listed = { email };
     const after = decodeCursor(LIST, options.cursor, listed);

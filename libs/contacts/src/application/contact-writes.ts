@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AggregateRepository, ReadYourWrites, type HandleResult } from '@lib/event-sourcing';
 import { EventStore } from '@lib/event-store';
 import { contactDecider, type ContactCommand, type ContactState } from '../domain/contact.decider';
-import { contactKey, legacyNormalizedEmail, normalizeEmail, contactStream, type ContactEvent } from '../domain/contact.events';
+import { contactKey, contactStream, legacyFormOf, normalizeEmail, type ContactEvent } from '../domain/contact.events';
 
 /** How often a write that lost a race on a contact stream is decided again on the fresh state. */
 const MAX_ATTEMPTS = 10;
@@ -27,8 +27,8 @@ export class ContactWriter {
    */
   async locate(organizationId: string, email: string): Promise<{ key: string; email: string }> {
     const normalized = normalizeEmail(email);
-    const legacy = legacyNormalizedEmail(email);
-    if (legacy !== normalized) {
+    const legacy = legacyFormOf(email);
+    if (legacy !== null) {
       const legacyKey = contactKey(organizationId, legacy);
       const [first] = await this.events.readStream(contactStream(organizationId, legacyKey), { maxCount: 1 });
       if (first) return { key: legacyKey, email: legacy };

@@ -1,7 +1,7 @@
 import { fold } from '@lib/event-sourcing';
 import { contactDecider, type ContactCommand } from './contact.decider';
 import { ContactNotFound } from './contact.errors';
-import { contactIdOf, contactKey, normalizeEmail, type ContactDetails, type ContactEvent, type ContactUpsertFields, type SubmissionCustomerDetails } from './contact.events';
+import { contactIdOf, contactKey, legacyFormOf, normalizeEmail, type ContactDetails, type ContactEvent, type ContactUpsertFields, type SubmissionCustomerDetails } from './contact.events';
 
 const ORG = 'org_1';
 const EMAIL = 'jane@example.com';
@@ -176,9 +176,25 @@ describe('contact decider', () => {
       ['a domain in Unicode and in punycode', 'jos\u00e9@b\u00fccher.de', 'jos\u00e9@xn--bcher-kva.de'],
       ['a domain in capitals', 'jos\u00e9@b\u00fccher.de', 'JOS\u00c9@B\u00dcCHER.DE'],
       ['the Kelvin sign, canonically a K', 'kim@example.com', '\u212aim@example.com'],
+      ['a capital sharp s, lower-cased before IDNA (which would make it "ss")', 'max@stra\u00dfe.de', 'MAX@STRA\u1e9eE.DE'],
     ])('writes one mailbox one way: %s', (_, one, other) => {
       expect(normalizeEmail(other)).toBe(normalizeEmail(one));
       expect(contactKey(ORG, normalizeEmail(other))).toBe(contactKey(ORG, normalizeEmail(one)));
+    });
+
+    it.each([
+      ['IDNA would map ⁽ to (', 'ab@ex\u207dample.com'],
+      ['NFC would map the Greek question mark to ;', 'a\u037eb@example.com'],
+    ])('keeps the form of before where a mapping would make an address the API refuses as input: %s', (_, email) => {
+      expect(normalizeEmail(email)).toBe(email);
+      expect(legacyFormOf(email)).toBeNull();
+    });
+
+    it('finds a form of before only where no address is normalized to it now', () => {
+      expect(legacyFormOf('Jose\u0301@Example.com')).toBe('jose\u0301@example.com');
+      expect(legacyFormOf('ana@XN--BCHER-KVA.de')).toBe('ana@xn--bcher-kva.de');
+      expect(legacyFormOf('MAX@STRA\u1e9eE.DE')).toBeNull();
+      expect(legacyFormOf('Jane@Example.COM')).toBeNull();
     });
 
     it('keeps the domain in Unicode, lower-cased, and one IDNA refuses as it is', () => {

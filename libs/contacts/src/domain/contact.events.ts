@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { domainToUnicode } from 'node:url';
+import { isEmail } from 'class-validator';
 
 /** The fields of a contact other than its e-mail (the upsert key) and its bookkeeping. */
 export interface ContactDetails {
@@ -46,17 +47,21 @@ export const CONTACT_STREAM = 'contact-';
 
 /**
  * E-mail addresses are compared and stored in one form for each mailbox: trimmed, in Unicode
- * normalization form C, the domain as IDNA gives it in Unicode (so `xn--bcher-kva.de` and
- * `BÜCHER.de` are `bücher.de`), lower-cased. The same address typed composed or decomposed, or
- * with its domain in punycode, is one contact.
+ * normalization form C, lower-cased, the domain as IDNA gives it in Unicode (so `xn--bcher-kva.de`
+ * and `BÜCHER.de` are `bücher.de`). The same address typed composed or decomposed, or with its
+ * domain in punycode, is one contact. Lower-cased before IDNA, as the form of before 2026-11-28
+ * was: IDNA maps a capital ẞ to "ss" where lower-casing gives ß (a review found `MAX@STRAẞE.DE`
+ * keyed as `strasse.de`). Where IDNA's or NFC's compatibility mappings would make an address the
+ * API refuses as input (`⁽` becomes `(`, U+037E becomes `;`), the address keeps the form of before.
  */
 export function normalizeEmail(email: string): string {
-  const trimmed = email.trim().normalize('NFC');
-  const at = trimmed.lastIndexOf('@');
-  if (at < 0) return trimmed.toLowerCase();
-  const domain = trimmed.slice(at + 1);
-  // '' for a domain IDNA refuses: it is then kept as it is, lower-cased.
-  return `${trimmed.slice(0, at + 1)}${domainToUnicode(domain) || domain}`.toLowerCase();
+  const lowered = email.trim().normalize('NFC').toLowerCase();
+  const at = lowered.lastIndexOf('@');
+  if (at < 0) return lowered;
+  const domain = lowered.slice(at + 1);
+  // '' for a domain IDNA refuses: it is then kept as it is.
+  const normalized = `${lowered.slice(0, at + 1)}${(domainToUnicode(domain) || domain).toLowerCase()}`;
+  return isEmail(normalized, {}) ? normalized : legacyNormalizedEmail(email);
 }
 
 /**
@@ -65,6 +70,16 @@ export function normalizeEmail(email: string): string {
  */
 export function legacyNormalizedEmail(email: string): string {
   return email.trim().toLowerCase();
+}
+
+/**
+ * The form of before 2026-11-28 under which the e-mail's contact may have been created, when it
+ * is one no address is normalized to now; else null (it is the normalized form, or the normalized
+ * form of another address, whose contact is not this one's).
+ */
+export function legacyFormOf(email: string): string | null {
+  const legacy = legacyNormalizedEmail(email);
+  return legacy !== normalizeEmail(email) && normalizeEmail(legacy) !== legacy ? legacy : null;
 }
 
 /**
