@@ -59,7 +59,7 @@ describe('leads', () => {
       const accepted = await submit(enquiry({ phone: '+31 (0)15 123-45.67' }));
       expect(accepted.status).toBe(201);
       expect((await get(`/api/v1/leads/${accepted.body.id}`)).body.phone).toBe('+31 (0)15 123-45.67');
-      for (const phone of ['call me maybe', '0612345678 ext. 3', '++31 6']) {
+      for (const phone of ['call me maybe', '0612345678 ext. 3', '++31 6', '12\n34', '12\t34']) {
         const res = await submit(enquiry({ phone }));
         expect({ phone, status: res.status, fields: res.body.error?.details.fields }).toEqual({
           phone, status: 422, fields: [{ path: 'phone', message: 'phone may hold digits, spaces, a leading + and ( ) . / -' }],

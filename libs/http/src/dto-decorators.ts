@@ -27,12 +27,13 @@ export const NullablePlainText = () =>
 
 /**
  * A phone number as a customer types it on the storefront's forms: digits, spaces, a leading +
- * and ( ) . / -, with at least one digit; blank is no phone. Linear: a lookahead asks for a digit,
+ * and ( ) . / -, with at least one digit; blank is no phone. Spaces are spaces: a tab or a line
+ * break is refused (until 2026-11-28 `\s` let them in, found by a review). Linear: a lookahead asks for a digit,
  * then one class takes the rest. The form before it (`[…]*[0-9][…]*`, the digit inside the
  * classes around it) backtracked quadratically: 100,000 characters held the event loop for 20 s,
  * before any length check (found by a review, 2026-11-27).
  */
-export const PhoneNumber = () => Matches(/^\s*$|^\+?(?=[^0-9]*[0-9])[0-9()./\s-]*$/, { message: 'phone may hold digits, spaces, a leading + and ( ) . / -' });
+export const PhoneNumber = () => Matches(/^\s*$|^\+?(?=[^0-9]*[0-9])[0-9()./ -]*$/, { message: 'phone may hold digits, spaces, a leading + and ( ) . / -' });
 
 export const Trimmed = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
 /** Trimmed, for each string of an array (a list of e-mail addresses). */
