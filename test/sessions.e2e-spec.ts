@@ -397,10 +397,17 @@ describe('storefront and configuration sessions', () => {
       expect((await setLivePricing(true)).status).toBe(200);
       const submission = async () => (await app.request('GET', `/api/v1/submissions/${submissionId}`, { token: live.apiKey })).body;
 
+      // What the customer's page shows is what the submission recorded, at every step.
+      const shown = async () => (await read(sessionId, customerToken)).body.pricing;
       await adjust(sessionId, hash); // a late answer to the configuration's pricing.calculated
       expect((await submission()).externalPricing).toBeNull();
+      expect(await shown()).toMatchObject({ source: 'base' });
       await app.get(CommandBus).execute(new RecordSessionAdjustment(sessionId, hash, [{ description: 'Auto-filled', quantity: 1, unitPrice: 640 }], 'system', true));
       expect((await submission()).externalPricing).toMatchObject({ configHash: hash, subtotal: 640 });
+      expect(await shown()).toMatchObject({ source: 'external', subtotal: 640 });
+      await adjust(sessionId, hash); // another late answer to the configuration: it prices nothing
+      expect((await submission()).externalPricing).toMatchObject({ configHash: hash, subtotal: 640 });
+      expect(await shown()).toMatchObject({ source: 'external', subtotal: 640 });
     });
 
     it('waits for an external price while live pricing is on and none has arrived', async () => {
