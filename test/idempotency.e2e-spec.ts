@@ -276,13 +276,14 @@ describe('Idempotency-Key: authorization and retries', () => {
     const waitFor = readYourWrites.waitFor.bind(readYourWrites);
     const events = app.get(EventStore);
     let lagged = false;
-    const spy = jest.spyOn(readYourWrites, 'waitFor').mockImplementation(async (position: number) => {
+    // As the real one does when the read side is late: the 503 names what the write made.
+    const spy = jest.spyOn(readYourWrites, 'waitFor').mockImplementation(async (position: number, made?: Record<string, string>) => {
       const [event] = await events.readAll({ after: position - 1, maxCount: 1 });
       if (!lagged && event?.position === position && event.streamId.startsWith(streamPrefix)) {
         lagged = true;
-        throw new WriteStoredNotYetVisible();
+        throw new WriteStoredNotYetVisible(made);
       }
-      return waitFor(position);
+      return waitFor(position, made);
     });
     return { lagged: () => lagged, mockRestore: () => spy.mockRestore() };
   }

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { EventStore, WrongExpectedRevisionError, type EventData, type EventMetadata } from '@lib/event-store';
-import { ConcurrentModification, LruMap, WriteStoredNotYetVisible } from '@lib/shared';
+import { ConcurrentModification, LruMap } from '@lib/shared';
 import type { Decider } from './decider';
 import { ReadYourWrites } from './read-your-writes';
 import { upcast } from './upcasting';
@@ -74,13 +74,6 @@ export class AggregateRepository {
     return { state, revision, position };
   }
 
-  /** Waits for the read side; a 503 of a stored write names what it made, so the client finds it instead of making it again. */
-  private async awaitReadable(position: number, made: Record<string, string> | undefined): Promise<void> {
-    await this.readYourWrites.waitFor(position).catch((error: unknown) => {
-      throw made && error instanceof WriteStoredNotYetVisible ? new WriteStoredNotYetVisible(made) : error;
-    });
-  }
-
   private remember(streamId: string, folded: Folded): void {
     const current = this.folded.get(streamId);
     if (current && current.evolve === folded.evolve && current.revision > folded.revision) return;
@@ -108,7 +101,7 @@ export class AggregateRepository {
         const result = await this.store.appendToStream(streamId, stored, revision === -1 ? 'no_stream' : revision);
         const next = newEvents.reduce(decider.evolve, state);
         this.remember(streamId, { evolve: decider.evolve, state: next, revision: result.nextRevision, position: result.position });
-        if (options.awaitProjections !== false) await this.awaitReadable(result.position, options.made);
+        if (options.awaitProjections !== false) await this.readYourWrites.waitFor(result.position, options.made);
         return { state: next, newEvents, revision: result.nextRevision, position: result.position };
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError)) throw error;

@@ -105,15 +105,19 @@ export class ReadYourWrites {
     this.waitingListeners.push(listener);
   }
 
-  /** Resolves once every projection has applied `position`; WriteStoredNotYetVisible after `timeoutMs`. */
-  async waitFor(position: number): Promise<void> {
+  /**
+   * Resolves once every projection has applied `position`; WriteStoredNotYetVisible after
+   * `timeoutMs`, naming `made` (the ids of what the write created: its 503 is kept under an
+   * Idempotency-Key, so the client finds what it made instead of making it again).
+   */
+  async waitFor(position: number, made?: Record<string, string>): Promise<void> {
     if (this.progress.size === 0 || this.minimum() >= position) return;
     await new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { position, since: performance.now(), resolve: () => { clearTimeout(timer); resolve(); } };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
         this.missed = Math.max(this.missed, position);
-        reject(new WriteStoredNotYetVisible());
+        reject(new WriteStoredNotYetVisible(made));
       }, this.timeoutMs);
       timer.unref?.();
       this.waiters.push(waiter);

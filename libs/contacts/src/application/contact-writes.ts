@@ -36,11 +36,12 @@ export class ContactWriter {
     return { key: contactKey(organizationId, normalized), email: normalized };
   }
 
-  async run(streamId: string, command: ContactCommand, actor: string): Promise<HandleResult<ContactState, ContactEvent>> {
-    const result = await this.repository.handle(contactDecider, streamId, command, { metadata: { actor }, maxAttempts: MAX_ATTEMPTS, what: 'The contact' });
+  /** `made`: the ids a 503 of a write stored while the read side lags names (see ReadYourWrites.waitFor). */
+  async run(streamId: string, command: ContactCommand, actor: string, made?: Record<string, string>): Promise<HandleResult<ContactState, ContactEvent>> {
+    const result = await this.repository.handle(contactDecider, streamId, command, { metadata: { actor }, maxAttempts: MAX_ATTEMPTS, what: 'The contact', made });
     if (result.position === null && result.revision >= 0) {
       const [last] = await this.events.readStream(streamId, { fromRevision: result.revision, maxCount: 1 });
-      if (last) await this.readYourWrites.waitFor(last.position);
+      if (last) await this.readYourWrites.waitFor(last.position, made);
     }
     return result;
   }

@@ -1,5 +1,5 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { Clock, WriteStoredNotYetVisible } from '@lib/shared';
+import { Clock } from '@lib/shared';
 import { ContactNotFound } from '../domain/contact.errors';
 import { contactIdOf, contactStream, keyOfContactId, type ContactChanges, type ContactUpsertFields } from '../domain/contact.events';
 import { ContactDirectory, type Contact } from './contact-directory';
@@ -31,14 +31,13 @@ export class UpsertContactHandler implements ICommandHandler<UpsertContact, Upse
   async execute({ organizationId, email, fields, actor }: UpsertContact): Promise<UpsertedContact> {
     const { key, email: stored } = await this.writer.locate(organizationId, email);
     const contactId = contactIdOf(key);
-    let result: Awaited<ReturnType<ContactWriter['run']>>;
-    try {
-      result = await this.writer.run(contactStream(organizationId, key), { type: 'upsertContact', organizationId, contactId, email: stored, fields, at: this.clock.now() }, actor);
-    } catch (error) {
-      // Stored, not visible yet: the answer kept under an Idempotency-Key names the contact, as it does a quote or a lead.
-      if (error instanceof WriteStoredNotYetVisible) throw new WriteStoredNotYetVisible({ contactId });
-      throw error;
-    }
+    // Stored, not visible yet: the answer kept under an Idempotency-Key names the contact, as it does a quote or a lead.
+    const result = await this.writer.run(
+      contactStream(organizationId, key),
+      { type: 'upsertContact', organizationId, contactId, email: stored, fields, at: this.clock.now() },
+      actor,
+      { contactId },
+    );
     return {
       contact: await this.directory.get(organizationId, contactId),
       created: result.newEvents.some((event) => event.type === 'contact.v1.created'),

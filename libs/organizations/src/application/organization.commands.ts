@@ -97,12 +97,8 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
     }
     const minted = created.some((event) => event.type === 'organization.v2.signingSecretRotated');
     if (minted) await readableOrShownAnyway(this.readYourWrites, position);
-    else {
-      await this.readYourWrites.waitFor(position).catch((error: unknown) => {
-        // The 503 names the organization made, so a retry finds it rather than a taken slug.
-        throw error instanceof WriteStoredNotYetVisible ? new WriteStoredNotYetVisible({ organizationId }) : error;
-      });
-    }
+    // The 503 names the organization made, so a retry finds it rather than a taken slug.
+    else await this.readYourWrites.waitFor(position, { organizationId });
     return {
       organizationId,
       mintedSigningSecret: minted ? secret : null,
@@ -117,9 +113,7 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
    */
   private async madeBefore(organizationId: string): Promise<CreatedOrganization> {
     const { state, position } = await this.repository.load(organizationDecider, organizationStream(organizationId));
-    await this.readYourWrites.waitFor(position).catch((error: unknown) => {
-      throw error instanceof WriteStoredNotYetVisible ? new WriteStoredNotYetVisible({ organizationId }) : error;
-    });
+    await this.readYourWrites.waitFor(position, { organizationId });
     const { profile, settings, hasSigningSecret, createdAt } = state as typeof state & { profile: OrganizationProfile; settings: OrganizationSettings; createdAt: number };
     return { organizationId, mintedSigningSecret: null, created: { id: organizationId, ...profile, settings, apiKeys: [], hasSigningSecret, createdAt, updatedAt: createdAt } };
   }

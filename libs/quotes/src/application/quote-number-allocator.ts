@@ -4,7 +4,7 @@ import { MarkSubmissionQuoted } from '@lib/submissions';
 import { AggregateRepository, ReadYourWrites } from '@lib/event-sourcing';
 import { EventStore, WrongExpectedRevisionError, type RecordedEvent } from '@lib/event-store';
 import { ReadStore } from '@lib/read-store';
-import { ConcurrentModification, WriteStoredNotYetVisible } from '@lib/shared';
+import { ConcurrentModification } from '@lib/shared';
 import { quoteDecider, quoteNumberOf, type QuoteDraft } from '../domain/quote.decider';
 import { QUOTE_NUMBER_STREAM, quoteNumberStream, type QuoteNumberReserved } from '../domain/quote-number.events';
 import { quoteStream, type QuoteCreated } from '../domain/quote.events';
@@ -72,10 +72,8 @@ export class QuoteNumberAllocator implements OnApplicationBootstrap, OnApplicati
       const taken = await this.reserve(counter, year, draft, actor, options.requested ?? false);
       return { reservation: taken, position: (await this.createQuote(taken, actor)).position };
     });
-    await this.readYourWrites.waitFor(position).catch((error: unknown) => {
-      // The client is told which quote it made: its answer is kept under an Idempotency-Key.
-      throw error instanceof WriteStoredNotYetVisible ? new WriteStoredNotYetVisible({ quoteId: reservation.quoteId, quoteNumber: reservation.quoteNumber }) : error;
-    });
+    // The client is told which quote it made: its answer is kept under an Idempotency-Key.
+    await this.readYourWrites.waitFor(position, { quoteId: reservation.quoteId, quoteNumber: reservation.quoteNumber });
     await this.markSubmissionQuoted(reservation, actor);
     return { quoteId: reservation.quoteId, quoteNumber: reservation.quoteNumber };
   }
