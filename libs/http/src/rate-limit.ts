@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { bearerToken, CredentialResolver, repeatedAuthorization, REPEATED_AUTHORIZATION, type ApiKeyIdentity } from './auth';
+import { bearerTokenOf, CredentialResolver, repeatedAuthorization, REPEATED_AUTHORIZATION, type ApiKeyIdentity } from './auth';
 import { errorBody, replyWithError } from './error-envelope.filter';
 
 export interface RateDecision {
@@ -119,8 +119,10 @@ export function registerRequestAuthentication(
     // so six loads from one office or carrier NAT left the page an unstyled "Loading…" for good
     // (found by a review); they are answered from memory, and the API calls they make still count.
     if (OPERATIONS_PATHS.has(path) || path.startsWith(STATIC_ASSETS)) return done();
-    const token = bearerToken(request);
-    request.caller = token === null && repeatedAuthorization(request.raw) ? { kind: 'anonymous', problem: REPEATED_AUTHORIZATION } : { kind: 'anonymous' };
+    // One look at the raw headers per request: two Authorization headers name no caller.
+    const repeated = repeatedAuthorization(request.raw);
+    const token = repeated ? null : bearerTokenOf(request.headers.authorization);
+    request.caller = repeated ? { kind: 'anonymous', problem: REPEATED_AUTHORIZATION } : { kind: 'anonymous' };
     if (token && path.startsWith('/admin/') && resolver.isAdminToken(token)) {
       request.caller = { kind: 'admin' };
       return limit(request, reply, path, done);
