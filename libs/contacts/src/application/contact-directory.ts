@@ -81,7 +81,7 @@ export class ContactDirectory {
       email = normalizeEmail(options.email);
       // The contact an upsert of this e-mail updates (ContactWriter.locate): one created before
       // 2026-11-28 under the form of then, if there is one, else the one of the normalized form.
-      const legacy = legacyFormOf(options.email);
+      const legacy = legacyFormOf(options.email, email);
       if (legacy !== null && (await this.reads.count(CONTACTS, { organizationId, email: legacy })) > 0) email = legacy;
       filter.email = email;
     }

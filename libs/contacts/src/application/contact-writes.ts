@@ -27,7 +27,7 @@ export class ContactWriter {
    */
   async locate(organizationId: string, email: string): Promise<{ key: string; email: string }> {
     const normalized = normalizeEmail(email);
-    const legacy = legacyFormOf(email);
+    const legacy = legacyFormOf(email, normalized);
     if (legacy !== null) {
       const legacyKey = contactKey(organizationId, legacy);
       const [first] = await this.events.readStream(contactStream(organizationId, legacyKey), { maxCount: 1 });

@@ -75,11 +75,12 @@ export function legacyNormalizedEmail(email: string): string {
 /**
  * The form of before 2026-11-28 under which the e-mail's contact may have been created, when it
  * is one no address is normalized to now; else null (it is the normalized form, or the normalized
- * form of another address, whose contact is not this one's).
+ * form of another address, whose contact is not this one's). `normalized`: the e-mail's, when the
+ * caller has it already.
  */
-export function legacyFormOf(email: string): string | null {
+export function legacyFormOf(email: string, normalized = normalizeEmail(email)): string | null {
   const legacy = legacyNormalizedEmail(email);
-  return legacy !== normalizeEmail(email) && normalizeEmail(legacy) !== legacy ? legacy : null;
+  return legacy !== normalized && normalizeEmail(legacy) !== legacy ? legacy : null;
 }
 
 /**
