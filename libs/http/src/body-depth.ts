@@ -15,7 +15,7 @@ const MAX_REPORTED_PATH = 200;
  * the duplicate-key check write out 60,000 paths of 600,000 characters: one anonymous request ran
  * the process out of memory (found by a review). Cut as it is built, no path grows with the key.
  */
-function childPath(path: string, segment: string | number): string {
+export function childPath(path: string, segment: string | number): string {
   if (typeof segment === 'number') return shortened(`${path}[${segment}]`, MAX_REPORTED_PATH);
   const key = firstCharacters(segment, MAX_REPORTED_PATH + 1);
   return shortened(path === '' ? key : `${path}.${key}`, MAX_REPORTED_PATH);

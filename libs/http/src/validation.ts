@@ -1,5 +1,6 @@
 import { Body, ValidationPipe, type ArgumentMetadata, type PipeTransform, type ValidationError } from '@nestjs/common';
 import { LruMap, ValidationFailed, type FieldError } from '@lib/shared';
+import { childPath } from './body-depth';
 import { EACH_ITEM, itemFailures, type ItemRule } from './dto-decorators';
 
 /**
@@ -183,9 +184,12 @@ function oversizedParts(value: unknown, at: Array<string | number>, out: FieldEr
   return out;
 }
 
-/** A refused part at its path (`lineItems[0].description`), the body itself at `''`. */
+/**
+ * A refused part at its path (`lineItems[0].description`), the body itself at `''`; cut as
+ * childPath cuts every path the body checks write, so a long key cannot make each refusal long.
+ */
 function refusedPart(at: Array<string | number>, rule: string): FieldError {
-  const path = at.map((step, index) => (typeof step === 'number' ? `[${step}]` : index === 0 ? step : `.${step}`)).join('');
+  const path = at.reduce<string>(childPath, '');
   return { path, message: `${path || 'the body'} ${rule}` };
 }
 
