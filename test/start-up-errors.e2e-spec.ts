@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { TYPESCRIPT_PRELUDE } from '@lib/shared/testing/processes';
 import { freePort } from './support/product-process';
 
@@ -25,6 +25,31 @@ function runToExit(mainFile: string, env: Record<string, string>): Promise<{ cod
       resolve({ code, stderr });
     }),
   );
+}
+
+/**
+ * How this process can make a file it may not write: its mode for a user, the immutable attribute
+ * for root (whom modes do not stop), tried once on a scratch file; null when neither works here
+ * (then the test that needs it is not run, rather than passing without looking).
+ */
+const UNWRITABLE = ((): 'mode' | 'immutable attribute' | null => {
+  if (process.getuid?.() !== 0) return 'mode';
+  const probe = join(mkdtempSync(join(tmpdir(), 'unwritable-')), 'probe');
+  writeFileSync(probe, '');
+  const works = spawnSync('chattr', ['+i', probe]).status === 0;
+  if (works) spawnSync('chattr', ['-i', probe]);
+  rmSync(dirname(probe), { recursive: true, force: true });
+  return works ? 'immutable attribute' : null;
+})();
+
+/** Makes `file` unwritable the way UNWRITABLE names; returns what makes it writable again. */
+function makeUnwritable(how: 'mode' | 'immutable attribute', file: string): () => void {
+  if (how === 'mode') {
+    chmodSync(file, 0o444);
+    return () => chmodSync(file, 0o644);
+  }
+  spawnSync('chattr', ['+i', file]);
+  return () => spawnSync('chattr', ['-i', file]);
 }
 
 /** Decisions §1: bad configuration fails start-up with one clear line naming the variable — also what only listen() or mkdir() find out. */
@@ -76,20 +101,11 @@ describe('start-up with a HOST, port or DATA_DIR that cannot be used', () => {
     });
   }, 60_000);
 
-  /** Makes a file unwritable for this process: chmod for a user, the immutable attribute for root (whom modes do not stop); false when neither is possible here. */
-  function makeUnwritable(file: string): boolean {
-    if (process.getuid?.() !== 0) {
-      chmodSync(file, 0o444);
-      return true;
-    }
-    return spawnSync('chattr', ['+i', file]).status === 0;
-  }
-
-  it('names DATA_DIR and the store file it cannot write, instead of serving with every write refused', async () => {
+  (UNWRITABLE ? it : it.skip)(`names DATA_DIR and the store file it cannot write, instead of serving with every write refused (${UNWRITABLE ?? 'no way to make a file unwritable here'})`, async () => {
     const dir = dataDir();
     const events = join(dir, 'events.db');
     writeFileSync(events, '');
-    if (!makeUnwritable(events)) return void console.warn('skipped: no way to make a file unwritable here (chattr as root)');
+    const writable = makeUnwritable(UNWRITABLE ?? 'mode', events);
     try {
       const { code, stderr } = await runToExit('apps/api-gateway/src/main.ts', { DATA_DIR: dir, PORT: String(await freePort()) });
       expect({ code, stderr }).toEqual({
@@ -97,7 +113,7 @@ describe('start-up with a HOST, port or DATA_DIR that cannot be used', () => {
         stderr: expect.stringMatching(new RegExp(`^Invalid configuration: DATA_DIR \\(${dir}\\) cannot be written: ${events} is not writable by this process \\((EACCES|EPERM)\\); check its owner, its mode and its attributes \\(lsattr\\)\\n$`)),
       });
     } finally {
-      if (process.getuid?.() === 0) spawnSync('chattr', ['-i', events]);
+      writable();
     }
   }, 40_000);
 
