@@ -9,8 +9,6 @@ import { sessionStatus } from '../domain/session.decider';
 import { SESSIONS, type SessionDocument } from '../projections/sessions.projection';
 import { customerTokenMatches, isCustomerTokenShaped } from './customer-token';
 
-const recordedOrNull = (adjustment: Adjustment | null) => (adjustment ? asRecorded(adjustment) : null);
-
 export interface SessionReadContext {
   now: number;
   idleTtlMs: number;
@@ -27,8 +25,12 @@ export interface LivePricingSettings {
   pricingTimeoutMs: number;
 }
 
-/** The configuration-session object of api-v1, plus when the session was started, last used and will expire. */
-export function toSessionObject(session: SessionDocument, { now, idleTtlMs }: SessionReadContext) {
+/**
+ * The configuration-session object of api-v1, plus when the session was started, last used and
+ * will expire. `adjustment`: the one it shows, by default the answer for the current configHash
+ * (what the partner wrote); the customer's view passes the one the customer sees.
+ */
+export function toSessionObject(session: SessionDocument, { now, idleTtlMs }: SessionReadContext, adjustment = currentAdjustment(session.adjustments, session.configHash)) {
   return {
     sessionId: session.id,
     organizationId: session.organizationId,
@@ -40,7 +42,7 @@ export function toSessionObject(session: SessionDocument, { now, idleTtlMs }: Se
     submissionId: session.submissionId,
     locale: session.locale,
     basePricing: session.basePricing,
-    adjustments: recordedOrNull(currentAdjustment(session.adjustments, session.configHash)),
+    adjustments: adjustment ? asRecorded(adjustment) : null,
     createdAt: session.createdAt,
     lastActivityAt: session.lastActivityAt,
     expiresAt: session.lastActivityAt + idleTtlMs,
@@ -68,7 +70,7 @@ function shownAdjustment(session: SessionDocument, live: LivePricingSettings): A
  */
 export function toStorefrontSession(session: SessionDocument, context: SessionReadContext, live: LivePricingSettings) {
   const adjustment = shownAdjustment(session, live);
-  const object = { ...toSessionObject(session, context), adjustments: recordedOrNull(adjustment) };
+  const object = toSessionObject(session, context, adjustment);
   if (adjustment) {
     const { lineItems, subtotal } = adjustment;
     return { ...object, pricing: { source: 'external' as const, lineItems: inDisplayOrder(lineItems), subtotal, awaitingExternal: false } };
